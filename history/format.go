@@ -1,0 +1,222 @@
+package history
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// InputError is a decoding error that names where the input is wrong:
+// the file, the 1-based line (0 if not line-oriented), the field, and what is
+// wrong. Every decoder returns InputError for bad input so the CLI can exit 2
+// with a precise message.
+type InputError struct {
+	File  string
+	Line  int
+	Field string
+	Msg   string
+}
+
+func (e *InputError) Error() string {
+	var b strings.Builder
+	if e.File != "" {
+		b.WriteString(e.File)
+	} else {
+		b.WriteString("<input>")
+	}
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ":%d", e.Line)
+	}
+	b.WriteString(": ")
+	if e.Field != "" {
+		b.WriteString(e.Field)
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// Errorf builds an InputError.
+func Errorf(file string, line int, field, format string, args ...any) *InputError {
+	return &InputError{File: file, Line: line, Field: field, Msg: fmt.Sprintf(format, args...)}
+}
+
+// IsInputError reports whether err is (or wraps) an InputError.
+func IsInputError(err error) bool {
+	var ie *InputError
+	return errors.As(err, &ie)
+}
+
+// DecodeOptions tune decoders.
+type DecodeOptions struct {
+	// Name is the file name used in error messages.
+	Name string
+	// Workload hints the data model when a format cannot tell
+	// ("list-append" or "rw-register"); empty means infer.
+	Workload string
+}
+
+// Format is a registered history codec.
+type Format struct {
+	// Name is the --format name.
+	Name string
+	// Doc is a one-line description.
+	Doc string
+	// Sniff scores how likely prefix (the first bytes of a file, up to 64 KiB)
+	// is in this format: 0 = no, higher = more confident (max 100).
+	Sniff func(prefix []byte) int
+	// Decode reads a whole history from r.
+	Decode func(r io.Reader, opts DecodeOptions) (*History, error)
+	// DecodeDir, optional, reads a history from a directory of files.
+	DecodeDir func(dir string, opts DecodeOptions) (*History, error)
+	// SniffDir, optional, scores a directory.
+	SniffDir func(dir string) int
+}
+
+var (
+	fmtMu   sync.RWMutex
+	formats = map[string]*Format{}
+)
+
+// RegisterFormat adds a codec; codec packages call it from init.
+func RegisterFormat(f Format) {
+	fmtMu.Lock()
+	defer fmtMu.Unlock()
+	formats[f.Name] = &f
+}
+
+// Formats lists registered format names, sorted.
+func Formats() []string {
+	fmtMu.RLock()
+	defer fmtMu.RUnlock()
+	var ns []string
+	for n := range formats {
+		ns = append(ns, n)
+	}
+	sort.Strings(ns)
+	return ns
+}
+
+// LookupFormat returns a registered codec.
+func LookupFormat(name string) (*Format, bool) {
+	fmtMu.RLock()
+	defer fmtMu.RUnlock()
+	f, ok := formats[name]
+	return f, ok
+}
+
+// Sniff picks the most confident registered format for prefix; "" if none.
+func Sniff(prefix []byte) string {
+	fmtMu.RLock()
+	defer fmtMu.RUnlock()
+	best, bestScore := "", 0
+	for _, n := range sortedNames() {
+		f := formats[n]
+		if f.Sniff == nil {
+			continue
+		}
+		if s := f.Sniff(prefix); s > bestScore {
+			best, bestScore = n, s
+		}
+	}
+	return best
+}
+
+func sortedNames() []string {
+	var ns []string
+	for n := range formats {
+		ns = append(ns, n)
+	}
+	sort.Strings(ns)
+	return ns
+}
+
+// DecodeFile decodes path ("-" is stdin) in format ("" or "auto" sniffs).
+// A directory is handed to a format with DecodeDir.
+func DecodeFile(path, format string, opts DecodeOptions) (*History, error) {
+	if opts.Name == "" {
+		opts.Name = path
+		if path == "-" {
+			opts.Name = "<stdin>"
+		}
+	}
+	if path != "-" {
+		if st, err := os.Stat(path); err != nil {
+			return nil, err
+		} else if st.IsDir() {
+			return decodeDir(path, format, opts)
+		}
+	}
+	var r io.Reader
+	if path == "-" {
+		r = os.Stdin
+	} else {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		r = f
+	}
+	br := bufio.NewReaderSize(r, 1<<20)
+	if format == "" || format == "auto" {
+		prefix, _ := br.Peek(64 << 10)
+		format = Sniff(prefix)
+		if format == "" {
+			return nil, &InputError{File: opts.Name, Line: 1, Msg: "cannot tell the format; pass --format (one of " + strings.Join(Formats(), ", ") + ")"}
+		}
+	}
+	f, ok := LookupFormat(format)
+	if !ok || f.Decode == nil {
+		return nil, fmt.Errorf("unknown format %q (known: %s)", format, strings.Join(Formats(), ", "))
+	}
+	h, err := f.Decode(br, opts)
+	if err != nil {
+		return nil, err
+	}
+	if h.Header.Format == "" {
+		h.Header.Format = format
+	}
+	return h, nil
+}
+
+func decodeDir(dir, format string, opts DecodeOptions) (*History, error) {
+	fmtMu.RLock()
+	var pick *Format
+	if format != "" && format != "auto" {
+		pick = formats[format]
+	} else {
+		best := 0
+		for _, n := range sortedNames() {
+			f := formats[n]
+			if f.SniffDir == nil {
+				continue
+			}
+			if s := f.SniffDir(dir); s > best {
+				best, pick = s, f
+			}
+		}
+	}
+	fmtMu.RUnlock()
+	if pick == nil || pick.DecodeDir == nil {
+		return nil, &InputError{File: dir, Msg: "is a directory, and no format that reads directories recognises it"}
+	}
+	h, err := pick.DecodeDir(dir, opts)
+	if err == nil && h.Header.Format == "" {
+		h.Header.Format = pick.Name
+	}
+	return h, err
+}
+
+// TrimBOMAndSpace returns prefix without a UTF-8 BOM and leading white space;
+// a helper for Sniff functions.
+func TrimBOMAndSpace(prefix []byte) []byte {
+	prefix = bytes.TrimPrefix(prefix, []byte("\xef\xbb\xbf"))
+	return bytes.TrimLeft(prefix, " \t\r\n")
+}

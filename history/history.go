@@ -1,0 +1,370 @@
+// Package history is txray's transaction-history model, shared by every
+// decoder, checker, recorder and report.
+//
+// A History is a list of client transactions (Txn), each a list of
+// micro-operations (Op) on keys. Keys and scalar values are interned to dense
+// int32 ids (see Interner) so checkers can index slices instead of hashing.
+// Evidence beyond the plain history (client intervals, database timestamps,
+// version orders, predicate read results) is optional and flagged in
+// History.Evidence so checkers can tell what they may rely on.
+//
+// Ordering contract: History.Txns is in the order the source listed
+// transaction completions (the recorder's completion order, or the order of
+// completion records in a Jepsen history). Txn.Index equals the position in
+// History.Txns.
+package history
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// Status is a transaction's outcome as far as the client knows it.
+type Status uint8
+
+const (
+	// Committed: the client saw the commit succeed (Jepsen :ok).
+	Committed Status = iota
+	// Aborted: the client saw the transaction fail; none of its effects may
+	// be visible (Jepsen :fail).
+	Aborted
+	// Unknown: the outcome was never learnt (Jepsen :info, lost connection at
+	// commit). It may or may not have committed.
+	Unknown
+)
+
+func (s Status) String() string {
+	switch s {
+	case Committed:
+		return "committed"
+	case Aborted:
+		return "aborted"
+	case Unknown:
+		return "unknown"
+	}
+	return "status(" + strconv.Itoa(int(s)) + ")"
+}
+
+// ParseStatus parses the names written by String (also ok/fail/info).
+func ParseStatus(s string) (Status, error) {
+	switch s {
+	case "committed", "ok", "commit":
+		return Committed, nil
+	case "aborted", "fail", "abort":
+		return Aborted, nil
+	case "unknown", "info":
+		return Unknown, nil
+	}
+	return 0, fmt.Errorf("unknown status %q (want committed, aborted or unknown)", s)
+}
+
+// Kind is a micro-operation kind.
+type Kind uint8
+
+const (
+	// Read of a register (Value) or of a list (List, with IsList set).
+	Read Kind = iota
+	// Write of a register: Value.
+	Write
+	// Append of Value to the list at Key (Elle list-append).
+	Append
+	// PredRead is a predicate read (SQL SELECT ... WHERE); see Op.Pred.
+	PredRead
+	// Increment adds Value to a counter (recorded, not yet checked).
+	Increment
+)
+
+var kindNames = [...]string{"r", "w", "append", "rp", "inc"}
+
+func (k Kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return "kind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// ParseKind parses a micro-op name: r, w, append (a), rp, inc.
+func ParseKind(s string) (Kind, bool) {
+	switch s {
+	case "r", "read":
+		return Read, true
+	case "w", "write":
+		return Write, true
+	case "append", "a":
+		return Append, true
+	case "rp":
+		return PredRead, true
+	case "inc", "increment":
+		return Increment, true
+	}
+	return 0, false
+}
+
+// NoValue is the value id meaning "nil": an unknown read result (in an
+// invocation or an :info completion) or, for a completed register read, the
+// initial state. See Op.
+const NoValue int32 = -1
+
+// Op is one micro-operation.
+//
+// Key is a key id in History.Keys. Value is a value id in History.Values, or
+// NoValue. For a Read with IsList set, List holds the elements read in order
+// (value ids); a completed list read of nil is normalised to the empty list by
+// decoders that follow Elle (Elle treats a nil list read in an :ok op as []),
+// and ListUnknown marks a read whose result the client never saw.
+//
+// Invoke/Complete are optional per-op client interval bounds (monotonic
+// nanoseconds on the history's clock), present when HasTime is set.
+type Op struct {
+	Kind        Kind
+	IsList      bool
+	ListUnknown bool
+	HasTime     bool
+	Key         int32
+	Value       int32
+	List        []int32
+	Invoke      int64
+	Complete    int64
+	Pred        *Predicate
+}
+
+// Predicate is the payload of a PredRead: the table, the WHERE clause text
+// (design.md §4; evaluated by package sqlpred) and the rows returned, each a
+// key id and a value id.
+type Predicate struct {
+	Table  string
+	Where  string
+	Result []Row
+}
+
+// Row is one row returned by a predicate read.
+type Row struct {
+	Key   int32
+	Value int32
+}
+
+// Timestamp is a database timestamp: a hybrid logical clock pair ordered by
+// (P, L); plain integer timestamps have L = 0. Set reports presence.
+type Timestamp struct {
+	P, L int64
+	Set  bool
+}
+
+// Less orders timestamps by (P, L).
+func (a Timestamp) Less(b Timestamp) bool {
+	if a.P != b.P {
+		return a.P < b.P
+	}
+	return a.L < b.L
+}
+
+// Compare returns -1, 0 or +1 ordering by (P, L).
+func (a Timestamp) Compare(b Timestamp) int {
+	switch {
+	case a.Less(b):
+		return -1
+	case b.Less(a):
+		return 1
+	}
+	return 0
+}
+
+func (a Timestamp) String() string {
+	if !a.Set {
+		return "-"
+	}
+	if a.L == 0 {
+		return strconv.FormatInt(a.P, 10)
+	}
+	return "(" + strconv.FormatInt(a.P, 10) + "," + strconv.FormatInt(a.L, 10) + ")"
+}
+
+// Txn is one client transaction.
+type Txn struct {
+	// Index is the position in History.Txns.
+	Index int32
+	// Session is a dense session (Jepsen process / client) id; -1 if none.
+	// Transactions of one session are in session order by Seq.
+	Session int32
+	// Seq orders transactions within a session (0-based position).
+	Seq int32
+	// Status is the outcome.
+	Status Status
+	// HasTime reports whether Invoke/Complete hold client interval bounds.
+	HasTime bool
+	// Invoke and Complete bound the transaction in real time (nanoseconds,
+	// or the source's own unit, on one clock per history).
+	Invoke, Complete int64
+	// StartTS and CommitTS are database timestamps when known.
+	StartTS, CommitTS Timestamp
+	// ID is the source's name for the transaction, for explanations
+	// (e.g. "c3-17", or the Jepsen :index of the completion).
+	ID string
+	// Ops are the micro-ops, in program order.
+	Ops []Op
+}
+
+// Evidence flags which optional layers a history carries.
+type Evidence struct {
+	Sessions      bool `json:"sessions"`       // session ids are meaningful
+	ClientTime    bool `json:"client_time"`    // txn invoke/complete
+	OpTime        bool `json:"op_time"`        // per-op invoke/complete
+	Timestamps    bool `json:"timestamps"`     // start_ts / commit_ts
+	VersionOrder  bool `json:"version_order"`  // History.VersionOrder present
+	CommitOrder   bool `json:"commit_order"`   // CommitTS is an exact commit order
+	PredicateRead bool `json:"predicate_read"` // some PredRead ops
+}
+
+// Header holds run metadata from the native format's header line or the
+// decoder.
+type Header struct {
+	Format   string            `json:"format,omitempty"` // decoder that produced it
+	DB       string            `json:"db,omitempty"`
+	Version  string            `json:"db_version,omitempty"`
+	Level    string            `json:"level,omitempty"`
+	Workload string            `json:"workload,omitempty"`
+	Clock    string            `json:"clock,omitempty"`
+	Extra    map[string]string `json:"extra,omitempty"`
+}
+
+// History is a decoded transaction history.
+type History struct {
+	Header   Header
+	Txns     []Txn
+	Keys     *Interner
+	Values   *Interner
+	Sessions *Interner
+	Evidence Evidence
+	// VersionOrder, when non-nil, gives per key id the committed version
+	// order as value ids (oldest first), recovered from the database.
+	VersionOrder map[int32][]int32
+	// Ignored counts input records that are not client transactions and
+	// were deliberately skipped, by reason (e.g. "nemesis op": 12). Nothing
+	// is dropped without a count here.
+	Ignored map[string]int
+	// Notes are human-readable remarks from the decoder.
+	Notes []string
+}
+
+// New returns an empty history with fresh interners.
+func New() *History {
+	return &History{Keys: NewInterner(), Values: NewInterner(), Sessions: NewInterner(), Ignored: map[string]int{}}
+}
+
+// Ignore counts a skipped input record under reason.
+func (h *History) Ignore(reason string, n int) {
+	if h.Ignored == nil {
+		h.Ignored = map[string]int{}
+	}
+	h.Ignored[reason] += n
+}
+
+// Add appends t, setting its Index, and returns a pointer to the stored copy.
+func (h *History) Add(t Txn) *Txn {
+	t.Index = int32(len(h.Txns))
+	h.Txns = append(h.Txns, t)
+	return &h.Txns[len(h.Txns)-1]
+}
+
+// KeyName renders a key id.
+func (h *History) KeyName(k int32) string { return h.Keys.String(k) }
+
+// ValueName renders a value id ("nil" for NoValue).
+func (h *History) ValueName(v int32) string {
+	if v == NoValue {
+		return "nil"
+	}
+	return h.Values.String(v)
+}
+
+// ListString renders a list of value ids as "[1 2 3]" (Elle style).
+func (h *History) ListString(l []int32) string {
+	b := make([]byte, 0, 2+len(l)*4)
+	b = append(b, '[')
+	for i, v := range l {
+		if i > 0 {
+			b = append(b, ' ')
+		}
+		b = append(b, h.ValueName(v)...)
+	}
+	return string(append(b, ']'))
+}
+
+// TxnName renders a transaction for explanations: "T<index>" plus the source
+// id when it differs.
+func (h *History) TxnName(i int32) string {
+	t := &h.Txns[i]
+	s := "T" + strconv.Itoa(int(i))
+	if t.ID != "" && t.ID != strconv.Itoa(int(i)) {
+		s += " (" + t.ID + ")"
+	}
+	return s
+}
+
+// OpString renders an op Elle-style: "append 3 4", "r 3 [1 2]", "w x 5".
+func (h *History) OpString(o *Op) string {
+	switch o.Kind {
+	case Read:
+		s := "r " + h.KeyName(o.Key) + " "
+		if o.IsList {
+			if o.ListUnknown {
+				return s + "nil"
+			}
+			return s + h.ListString(o.List)
+		}
+		return s + h.ValueName(o.Value)
+	case PredRead:
+		if o.Pred != nil {
+			return "rp " + o.Pred.Table + " where " + o.Pred.Where
+		}
+		return "rp"
+	}
+	return o.Kind.String() + " " + h.KeyName(o.Key) + " " + h.ValueName(o.Value)
+}
+
+// TxnString renders a whole transaction: "T3 [append 1 2, r 1 [2]] committed".
+func (h *History) TxnString(i int32) string {
+	t := &h.Txns[i]
+	b := []byte(h.TxnName(i) + " [")
+	for j := range t.Ops {
+		if j > 0 {
+			b = append(b, ", "...)
+		}
+		b = append(b, h.OpString(&t.Ops[j])...)
+	}
+	b = append(b, ']')
+	if t.Status != Committed {
+		b = append(b, ' ')
+		b = append(b, t.Status.String()...)
+	}
+	return string(b)
+}
+
+// Stats summarises a history.
+type Stats struct {
+	Txns      int `json:"txns"`
+	Committed int `json:"committed"`
+	Aborted   int `json:"aborted"`
+	Unknown   int `json:"unknown"`
+	Ops       int `json:"ops"`
+	Keys      int `json:"keys"`
+	Sessions  int `json:"sessions"`
+}
+
+// Stats computes summary counts.
+func (h *History) Stats() Stats {
+	s := Stats{Txns: len(h.Txns), Keys: h.Keys.Len(), Sessions: h.Sessions.Len()}
+	for i := range h.Txns {
+		t := &h.Txns[i]
+		s.Ops += len(t.Ops)
+		switch t.Status {
+		case Committed:
+			s.Committed++
+		case Aborted:
+			s.Aborted++
+		default:
+			s.Unknown++
+		}
+	}
+	return s
+}

@@ -1,0 +1,414 @@
+// Package jsonl is txray's native history format: JSON Lines, a header line
+// then one transaction per line, as specified in docs/history-format.md and
+// docs/history.schema.json.
+package jsonl
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/txray/txray/history"
+)
+
+func init() {
+	history.RegisterFormat(history.Format{
+		Name:   "jsonl",
+		Doc:    "txray native JSON Lines (header line, one transaction per line)",
+		Sniff:  sniff,
+		Decode: Decode,
+	})
+}
+
+func sniff(p []byte) int {
+	p = history.TrimBOMAndSpace(p)
+	if len(p) == 0 || p[0] != '{' {
+		return 0
+	}
+	line := p
+	if i := bytes.IndexByte(p, '\n'); i >= 0 {
+		line = p[:i]
+	}
+	if bytes.Contains(line, []byte(`"txray"`)) {
+		return 100
+	}
+	if bytes.Contains(line, []byte(`"ops"`)) && bytes.Contains(line, []byte(`"status"`)) {
+		return 80
+	}
+	return 0
+}
+
+// HeaderLine is the first line of a native history.
+type HeaderLine struct {
+	Txray    int               `json:"txray"`
+	DB       string            `json:"db,omitempty"`
+	Version  string            `json:"db_version,omitempty"`
+	Level    string            `json:"level,omitempty"`
+	Workload string            `json:"workload,omitempty"`
+	Clock    string            `json:"clock,omitempty"`
+	Evidence *history.Evidence `json:"evidence,omitempty"`
+	Extra    map[string]string `json:"extra,omitempty"`
+}
+
+type txnLine struct {
+	Txray        *int              `json:"txray"`
+	Type         string            `json:"type"`
+	ID           json.RawMessage   `json:"id"`
+	Session      json.RawMessage   `json:"session"`
+	Seq          *int64            `json:"seq"`
+	Status       string            `json:"status"`
+	Invoke       *int64            `json:"invoke"`
+	Complete     *int64            `json:"complete"`
+	StartTS      json.RawMessage   `json:"start_ts"`
+	CommitTS     json.RawMessage   `json:"commit_ts"`
+	Ops          []opLine          `json:"ops"`
+	K            json.RawMessage   `json:"k"`
+	Order        []json.RawMessage `json:"order"`
+	DB           string            `json:"db"`
+	Version      string            `json:"db_version"`
+	Level        string            `json:"level"`
+	Workload     string            `json:"workload"`
+	Clock        string            `json:"clock"`
+	Evidence     *history.Evidence `json:"evidence"`
+	Extra        map[string]string `json:"extra"`
+	RawOpsAbsent bool              `json:"-"`
+}
+
+type opLine struct {
+	F        string            `json:"f"`
+	K        json.RawMessage   `json:"k"`
+	V        json.RawMessage   `json:"v"`
+	Invoke   *int64            `json:"invoke"`
+	Complete *int64            `json:"complete"`
+	Table    string            `json:"table"`
+	Where    string            `json:"where"`
+	Result   []json.RawMessage `json:"result"`
+}
+
+// Decode reads a native history. Lines are: an optional header
+// ({"txray":1,...}), transactions ({"ops":[...],...}), and evidence records
+// ({"type":"version_order","k":K,"order":[v1,v2,...]}). Blank lines are
+// skipped. Errors name the line and field.
+func Decode(r io.Reader, opts history.DecodeOptions) (*history.History, error) {
+	h := history.New()
+	d := &decoder{h: h, file: opts.Name, seqs: map[int32]int32{}}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<30)
+	line := 0
+	for sc.Scan() {
+		line++
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 {
+			continue
+		}
+		if err := d.line(b, line); err != nil {
+			return nil, err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, history.Errorf(opts.Name, line+1, "", "read error: %v", err)
+	}
+	d.finish()
+	return h, nil
+}
+
+type decoder struct {
+	h      *history.History
+	file   string
+	seqs   map[int32]int32
+	anyTS  bool
+	allTS  bool
+	anyCT  bool
+	allCT  bool
+	anyOT  bool
+	anySes bool
+	n      int
+}
+
+func (d *decoder) err(line int, field, f string, a ...any) error {
+	return history.Errorf(d.file, line, field, f, a...)
+}
+
+func (d *decoder) line(b []byte, line int) error {
+	var tl txnLine
+	if err := json.Unmarshal(b, &tl); err != nil {
+		return d.err(line, jsonField(err), "malformed JSON: %v", err)
+	}
+	if tl.Txray != nil {
+		hd := &d.h.Header
+		hd.DB, hd.Version, hd.Level, hd.Workload, hd.Clock, hd.Extra = tl.DB, tl.Version, tl.Level, tl.Workload, tl.Clock, tl.Extra
+		if tl.Evidence != nil {
+			d.h.Evidence = *tl.Evidence
+		}
+		return nil
+	}
+	switch tl.Type {
+	case "", "txn":
+	case "version_order":
+		k, err := d.scalar(tl.K, line, "k", d.h.Keys)
+		if err != nil {
+			return err
+		}
+		if d.h.VersionOrder == nil {
+			d.h.VersionOrder = map[int32][]int32{}
+		}
+		var ord []int32
+		for i, raw := range tl.Order {
+			v, err := d.scalar(raw, line, fmt.Sprintf("order[%d]", i), d.h.Values)
+			if err != nil {
+				return err
+			}
+			ord = append(ord, v)
+		}
+		d.h.VersionOrder[k] = ord
+		d.h.Evidence.VersionOrder = true
+		return nil
+	default:
+		d.h.Ignore("unknown record type "+strconv.Quote(tl.Type), 1)
+		return nil
+	}
+	if tl.Ops == nil {
+		return d.err(line, "ops", "missing (a transaction line needs an \"ops\" array)")
+	}
+	var t history.Txn
+	t.Session = -1
+	if len(tl.ID) > 0 {
+		s, err := rawString(tl.ID)
+		if err != nil {
+			return d.err(line, "id", "%v", err)
+		}
+		t.ID = s
+	}
+	if len(tl.Session) > 0 && string(tl.Session) != "null" {
+		s, err := rawString(tl.Session)
+		if err != nil {
+			return d.err(line, "session", "%v", err)
+		}
+		t.Session = d.h.Sessions.Str(s)
+		d.anySes = true
+	}
+	if tl.Status == "" {
+		return d.err(line, "status", "missing (committed, aborted or unknown)")
+	}
+	st, err := history.ParseStatus(tl.Status)
+	if err != nil {
+		return d.err(line, "status", "%v", err)
+	}
+	t.Status = st
+	if tl.Invoke != nil && tl.Complete != nil {
+		t.HasTime, t.Invoke, t.Complete = true, *tl.Invoke, *tl.Complete
+		if t.Complete < t.Invoke {
+			return d.err(line, "complete", "%d is before invoke %d", t.Complete, t.Invoke)
+		}
+		d.anyCT = true
+	} else if tl.Invoke != nil || tl.Complete != nil {
+		return d.err(line, "invoke", "invoke and complete must be given together")
+	}
+	if t.StartTS, err = ParseTimestamp(tl.StartTS); err != nil {
+		return d.err(line, "start_ts", "%v", err)
+	}
+	if t.CommitTS, err = ParseTimestamp(tl.CommitTS); err != nil {
+		return d.err(line, "commit_ts", "%v", err)
+	}
+	if t.CommitTS.Set {
+		d.anyTS = true
+	}
+	t.Ops = make([]history.Op, len(tl.Ops))
+	for i := range tl.Ops {
+		if err := d.op(&tl.Ops[i], &t.Ops[i], line, i); err != nil {
+			return err
+		}
+	}
+	if t.Session >= 0 {
+		if tl.Seq != nil {
+			t.Seq = int32(*tl.Seq)
+		} else {
+			t.Seq = d.seqs[t.Session]
+		}
+		d.seqs[t.Session] = t.Seq + 1
+	}
+	if d.n == 0 {
+		d.allTS, d.allCT = true, true
+	}
+	d.allTS = d.allTS && (t.CommitTS.Set || t.Status != history.Committed)
+	d.allCT = d.allCT && t.HasTime
+	d.n++
+	d.h.Add(t)
+	return nil
+}
+
+func (d *decoder) op(ol *opLine, o *history.Op, line, i int) error {
+	field := fmt.Sprintf("ops[%d]", i)
+	k, ok := history.ParseKind(ol.F)
+	if !ok {
+		return d.err(line, field+".f", "unsupported micro-op %q (want r, w, append, rp or inc)", ol.F)
+	}
+	o.Kind = k
+	o.Value = history.NoValue
+	if ol.Invoke != nil && ol.Complete != nil {
+		o.HasTime, o.Invoke, o.Complete = true, *ol.Invoke, *ol.Complete
+		d.anyOT = true
+	}
+	if k == history.PredRead {
+		p := &history.Predicate{Table: ol.Table, Where: ol.Where}
+		for j, raw := range ol.Result {
+			var row []json.RawMessage
+			if err := json.Unmarshal(raw, &row); err != nil || len(row) != 2 {
+				return d.err(line, fmt.Sprintf("%s.result[%d]", field, j), "want [key, value]")
+			}
+			kk, err := d.scalar(row[0], line, fmt.Sprintf("%s.result[%d][0]", field, j), d.h.Keys)
+			if err != nil {
+				return err
+			}
+			vv, err := d.scalar(row[1], line, fmt.Sprintf("%s.result[%d][1]", field, j), d.h.Values)
+			if err != nil {
+				return err
+			}
+			p.Result = append(p.Result, history.Row{Key: kk, Value: vv})
+		}
+		o.Pred = p
+		d.h.Evidence.PredicateRead = true
+		return nil
+	}
+	if len(ol.K) == 0 {
+		return d.err(line, field+".k", "missing key")
+	}
+	kid, err := d.scalar(ol.K, line, field+".k", d.h.Keys)
+	if err != nil {
+		return err
+	}
+	o.Key = kid
+	v := bytes.TrimSpace(ol.V)
+	if len(v) == 0 || string(v) == "null" {
+		if k != history.Read {
+			return d.err(line, field+".v", "%s needs a value", ol.F)
+		}
+		return nil
+	}
+	if v[0] == '[' {
+		if k != history.Read {
+			return d.err(line, field+".v", "%s takes a scalar, not a list", ol.F)
+		}
+		var elems []json.RawMessage
+		if err := json.Unmarshal(v, &elems); err != nil {
+			return d.err(line, field+".v", "bad list: %v", err)
+		}
+		o.IsList = true
+		o.List = make([]int32, len(elems))
+		for j, e := range elems {
+			id, err := d.scalar(e, line, fmt.Sprintf("%s.v[%d]", field, j), d.h.Values)
+			if err != nil {
+				return err
+			}
+			o.List[j] = id
+		}
+		return nil
+	}
+	id, err := d.scalar(v, line, field+".v", d.h.Values)
+	if err != nil {
+		return err
+	}
+	o.Value = id
+	return nil
+}
+
+func (d *decoder) scalar(raw json.RawMessage, line int, field string, in *history.Interner) (int32, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return 0, d.err(line, field, "missing")
+	}
+	if raw[0] == '"' {
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return 0, d.err(line, field, "bad string: %v", err)
+		}
+		return in.Str(s), nil
+	}
+	n, err := strconv.ParseInt(string(raw), 10, 64)
+	if err != nil {
+		return 0, d.err(line, field, "want an integer or a string, got %s", raw)
+	}
+	return in.Int(n), nil
+}
+
+func (d *decoder) finish() {
+	ev := &d.h.Evidence
+	ev.Sessions = ev.Sessions || d.anySes
+	ev.ClientTime = ev.ClientTime || (d.anyCT && d.allCT)
+	ev.OpTime = ev.OpTime || d.anyOT
+	ev.Timestamps = ev.Timestamps || (d.anyTS && d.allTS)
+	if d.h.Header.Format == "" {
+		d.h.Header.Format = "jsonl"
+	}
+}
+
+func rawString(raw json.RawMessage) (string, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) > 0 && raw[0] == '"' {
+		var s string
+		err := json.Unmarshal(raw, &s)
+		return s, err
+	}
+	if _, err := strconv.ParseInt(string(raw), 10, 64); err != nil {
+		return "", fmt.Errorf("want a string or an integer, got %s", raw)
+	}
+	return string(raw), nil
+}
+
+// ParseTimestamp accepts null/absent, an integer, a numeric string, or an
+// HLC object {"p":P,"l":L} (P may be a numeric string).
+func ParseTimestamp(raw json.RawMessage) (history.Timestamp, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return history.Timestamp{}, nil
+	}
+	switch raw[0] {
+	case '{':
+		var o struct {
+			P json.RawMessage `json:"p"`
+			L json.RawMessage `json:"l"`
+		}
+		if err := json.Unmarshal(raw, &o); err != nil {
+			return history.Timestamp{}, err
+		}
+		p, err := numOrString(o.P)
+		if err != nil {
+			return history.Timestamp{}, fmt.Errorf("p: %v", err)
+		}
+		var l int64
+		if len(o.L) > 0 && string(o.L) != "null" {
+			if l, err = numOrString(o.L); err != nil {
+				return history.Timestamp{}, fmt.Errorf("l: %v", err)
+			}
+		}
+		return history.Timestamp{P: p, L: l, Set: true}, nil
+	default:
+		p, err := numOrString(raw)
+		if err != nil {
+			return history.Timestamp{}, err
+		}
+		return history.Timestamp{P: p, Set: true}, nil
+	}
+}
+
+func numOrString(raw json.RawMessage) (int64, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) > 0 && raw[0] == '"' {
+		raw = raw[1 : len(raw)-1]
+	}
+	n, err := strconv.ParseInt(string(raw), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("want an integer timestamp, got %s", raw)
+	}
+	return n, nil
+}
+
+func jsonField(err error) string {
+	if ue, ok := err.(*json.UnmarshalTypeError); ok {
+		return ue.Field
+	}
+	return ""
+}
