@@ -233,7 +233,7 @@ func (d *decoder) line(b []byte, line int) error {
 	if d.n == 0 {
 		d.allTS, d.allCT = true, true
 	}
-	d.allTS = d.allTS && (t.CommitTS.Set || t.Status != history.Committed)
+	d.allTS = d.allTS && ((t.CommitTS.Set && t.StartTS.Set) || t.Status != history.Committed)
 	d.allCT = d.allCT && t.HasTime
 	d.n++
 	d.h.Add(t)

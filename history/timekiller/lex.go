@@ -1,0 +1,341 @@
+package timekiller
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strconv"
+	"unicode/utf8"
+)
+
+// Lexer is a minimal streaming JSON tokenizer over a buffered reader. It
+// reads one byte at a time from a bufio.Reader, tracks the 1-based line for
+// error messages, and returns strings and numbers as byte slices that alias an
+// internal scratch buffer (valid until the next call). It allocates nothing
+// per token, which is what lets the TimeKiller decoder and `txray watch`
+// stream millions of transactions quickly.
+//
+// Errors are plain errors carrying a message; callers wrap them in
+// history.InputError with the line from Line.
+type Lexer struct {
+	r       *bufio.Reader
+	line    int
+	scratch []byte
+	err     error
+}
+
+// NewLexer returns a lexer reading r (wrapped in a bufio.Reader if needed).
+func NewLexer(r io.Reader) *Lexer {
+	br, ok := r.(*bufio.Reader)
+	if !ok {
+		br = bufio.NewReaderSize(r, 1<<20)
+	}
+	return &Lexer{r: br, line: 1, scratch: make([]byte, 0, 64)}
+}
+
+// Line is the current 1-based input line.
+func (l *Lexer) Line() int { return l.line }
+
+// Err is the first I/O error met other than io.EOF.
+func (l *Lexer) Err() error { return l.err }
+
+func (l *Lexer) readByte() (byte, bool) {
+	c, err := l.r.ReadByte()
+	if err != nil {
+		if err != io.EOF && l.err == nil {
+			l.err = err
+		}
+		return 0, false
+	}
+	if c == '\n' {
+		l.line++
+	}
+	return c, true
+}
+
+func (l *Lexer) unread(c byte) {
+	_ = l.r.UnreadByte()
+	if c == '\n' {
+		l.line--
+	}
+}
+
+// Peek skips white space and returns the next byte without consuming it;
+// ok is false at end of input.
+func (l *Lexer) Peek() (byte, bool) {
+	for {
+		c, ok := l.readByte()
+		if !ok {
+			return 0, false
+		}
+		switch c {
+		case ' ', '\t', '\r', '\n':
+			continue
+		}
+		l.unread(c)
+		return c, true
+	}
+}
+
+// Next skips white space and consumes one byte.
+func (l *Lexer) Next() (byte, bool) {
+	c, ok := l.Peek()
+	if ok {
+		l.readByte()
+	}
+	return c, ok
+}
+
+// Expect consumes the byte c (after white space) or fails.
+func (l *Lexer) Expect(c byte) error {
+	got, ok := l.Next()
+	if !ok {
+		return fmt.Errorf("unexpected end of input, want %q", c)
+	}
+	if got != c {
+		return fmt.Errorf("unexpected %q, want %q", got, c)
+	}
+	return nil
+}
+
+// More consumes a ',' and reports true, or consumes the closing byte end and
+// reports false; first is true for the first element (no comma expected).
+func (l *Lexer) More(end byte, first bool) (bool, error) {
+	c, ok := l.Peek()
+	if !ok {
+		return false, fmt.Errorf("unexpected end of input, want %q", end)
+	}
+	if c == end {
+		l.readByte()
+		return false, nil
+	}
+	if first {
+		return true, nil
+	}
+	if c != ',' {
+		return false, fmt.Errorf("unexpected %q, want ',' or %q", c, end)
+	}
+	l.readByte()
+	return true, nil
+}
+
+// String reads a JSON string (the opening quote not yet consumed) and
+// returns its unescaped bytes (aliasing the scratch buffer).
+func (l *Lexer) String() ([]byte, error) {
+	if err := l.Expect('"'); err != nil {
+		return nil, err
+	}
+	b := l.scratch[:0]
+	for {
+		c, ok := l.readByte()
+		if !ok {
+			return nil, fmt.Errorf("unterminated string")
+		}
+		switch {
+		case c == '"':
+			l.scratch = b
+			return b, nil
+		case c == '\\':
+			e, ok := l.readByte()
+			if !ok {
+				return nil, fmt.Errorf("unterminated string")
+			}
+			switch e {
+			case '"', '\\', '/':
+				b = append(b, e)
+			case 'b':
+				b = append(b, '\b')
+			case 'f':
+				b = append(b, '\f')
+			case 'n':
+				b = append(b, '\n')
+			case 'r':
+				b = append(b, '\r')
+			case 't':
+				b = append(b, '\t')
+			case 'u':
+				var hex [4]byte
+				for i := range hex {
+					if hex[i], ok = l.readByte(); !ok {
+						return nil, fmt.Errorf("unterminated string")
+					}
+				}
+				n, err := strconv.ParseUint(string(hex[:]), 16, 32)
+				if err != nil {
+					return nil, fmt.Errorf("bad \\u escape")
+				}
+				b = utf8.AppendRune(b, rune(n))
+			default:
+				return nil, fmt.Errorf("bad escape \\%c", e)
+			}
+		case c < 0x20:
+			return nil, fmt.Errorf("control character in string")
+		default:
+			b = append(b, c)
+		}
+	}
+}
+
+// Number reads a JSON number's text (aliasing the scratch buffer).
+func (l *Lexer) Number() ([]byte, error) {
+	if _, ok := l.Peek(); !ok {
+		return nil, fmt.Errorf("unexpected end of input, want a number")
+	}
+	b := l.scratch[:0]
+	for {
+		c, ok := l.readByte()
+		if !ok {
+			break
+		}
+		if (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E' {
+			b = append(b, c)
+			continue
+		}
+		l.unread(c)
+		break
+	}
+	l.scratch = b
+	if len(b) == 0 {
+		c, _ := l.Peek()
+		return nil, fmt.Errorf("unexpected %q, want a number", c)
+	}
+	return b, nil
+}
+
+// Literal reads true, false or null and returns it.
+func (l *Lexer) Literal() (string, error) {
+	c, ok := l.Peek()
+	if !ok {
+		return "", fmt.Errorf("unexpected end of input")
+	}
+	var want string
+	switch c {
+	case 't':
+		want = "true"
+	case 'f':
+		want = "false"
+	case 'n':
+		want = "null"
+	default:
+		return "", fmt.Errorf("unexpected %q", c)
+	}
+	for i := 0; i < len(want); i++ {
+		got, ok := l.readByte()
+		if !ok || got != want[i] {
+			return "", fmt.Errorf("bad literal, want %s", want)
+		}
+	}
+	return want, nil
+}
+
+// Int64 reads an integer given as a JSON number or a numeric string.
+func (l *Lexer) Int64() (int64, error) {
+	c, ok := l.Peek()
+	if !ok {
+		return 0, fmt.Errorf("unexpected end of input, want an integer")
+	}
+	var b []byte
+	var err error
+	if c == '"' {
+		b, err = l.String()
+	} else {
+		b, err = l.Number()
+	}
+	if err != nil {
+		return 0, err
+	}
+	n, perr := ParseInt(b)
+	if perr != nil {
+		return 0, fmt.Errorf("want an integer, got %q", b)
+	}
+	return n, nil
+}
+
+// ParseInt parses a decimal int64 without allocating.
+func ParseInt(b []byte) (int64, error) {
+	if len(b) == 0 || len(b) > 20 {
+		return strconv.ParseInt(string(b), 10, 64)
+	}
+	neg := false
+	i := 0
+	if b[0] == '-' {
+		neg, i = true, 1
+		if len(b) == 1 {
+			return 0, strconv.ErrSyntax
+		}
+	}
+	var n uint64
+	for ; i < len(b); i++ {
+		c := b[i]
+		if c < '0' || c > '9' {
+			return strconv.ParseInt(string(b), 10, 64)
+		}
+		d := uint64(c - '0')
+		if n > (1<<63)/10 {
+			return strconv.ParseInt(string(b), 10, 64)
+		}
+		n = n*10 + d
+	}
+	if neg {
+		if n > 1<<63 {
+			return strconv.ParseInt(string(b), 10, 64)
+		}
+		return -int64(n), nil
+	}
+	if n > 1<<63-1 {
+		return strconv.ParseInt(string(b), 10, 64)
+	}
+	return int64(n), nil
+}
+
+// Skip consumes one JSON value of any kind.
+func (l *Lexer) Skip() error { return l.skip(0) }
+
+func (l *Lexer) skip(depth int) error {
+	if depth > 10000 {
+		return fmt.Errorf("nesting too deep")
+	}
+	c, ok := l.Peek()
+	if !ok {
+		return fmt.Errorf("unexpected end of input, want a value")
+	}
+	switch {
+	case c == '"':
+		_, err := l.String()
+		return err
+	case c == '{':
+		l.readByte()
+		for first := true; ; first = false {
+			more, err := l.More('}', first)
+			if err != nil || !more {
+				return err
+			}
+			if _, err := l.String(); err != nil {
+				return err
+			}
+			if err := l.Expect(':'); err != nil {
+				return err
+			}
+			if err := l.skip(depth + 1); err != nil {
+				return err
+			}
+		}
+	case c == '[':
+		l.readByte()
+		for first := true; ; first = false {
+			more, err := l.More(']', first)
+			if err != nil || !more {
+				return err
+			}
+			if err := l.skip(depth + 1); err != nil {
+				return err
+			}
+		}
+	case c == 't' || c == 'f' || c == 'n':
+		_, err := l.Literal()
+		return err
+	default:
+		_, err := l.Number()
+		return err
+	}
+}
