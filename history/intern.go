@@ -23,7 +23,14 @@ type Interner struct {
 	ints map[int64]int32
 	strs map[string]int32
 	tab  []Scalar
+	// dense is a direct-index fast path for small non-negative integers
+	// (the common case: generated values and keys): dense[v] = id+1, 0 if
+	// absent.
+	dense []int32
 }
+
+// denseLimit bounds the direct-index table (entries).
+const denseLimit = 1 << 26
 
 // NewInterner returns an empty interner.
 func NewInterner() *Interner {
@@ -32,6 +39,25 @@ func NewInterner() *Interner {
 
 // Int interns an integer.
 func (in *Interner) Int(v int64) int32 {
+	if v >= 0 && v < denseLimit {
+		if v < int64(len(in.dense)) {
+			if id := in.dense[v]; id != 0 {
+				return id - 1
+			}
+		} else {
+			n := max(1024, 2*len(in.dense))
+			for int64(n) <= v {
+				n *= 2
+			}
+			nd := make([]int32, min(n, denseLimit))
+			copy(nd, in.dense)
+			in.dense = nd
+		}
+		id := int32(len(in.tab))
+		in.dense[v] = id + 1
+		in.tab = append(in.tab, Scalar{I: v})
+		return id
+	}
 	if id, ok := in.ints[v]; ok {
 		return id
 	}
@@ -61,7 +87,16 @@ func (in *Interner) Scalar(s Scalar) int32 {
 }
 
 // LookupInt returns the id of an integer without interning it.
-func (in *Interner) LookupInt(v int64) (int32, bool) { id, ok := in.ints[v]; return id, ok }
+func (in *Interner) LookupInt(v int64) (int32, bool) {
+	if v >= 0 && v < denseLimit {
+		if v < int64(len(in.dense)) && in.dense[v] != 0 {
+			return in.dense[v] - 1, true
+		}
+		return 0, false
+	}
+	id, ok := in.ints[v]
+	return id, ok
+}
 
 // LookupStr returns the id of a string without interning it.
 func (in *Interner) LookupStr(s string) (int32, bool) { id, ok := in.strs[s]; return id, ok }

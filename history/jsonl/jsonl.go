@@ -93,8 +93,13 @@ type opLine struct {
 // ({"type":"version_order","k":K,"order":[v1,v2,...]}). Blank lines are
 // skipped. Errors name the line and field.
 func Decode(r io.Reader, opts history.DecodeOptions) (*history.History, error) {
+	return decode(r, opts, false)
+}
+
+func decode(r io.Reader, opts history.DecodeOptions, slowOnly bool) (*history.History, error) {
 	h := history.New()
 	d := &decoder{h: h, file: opts.Name, seqs: map[int32]int32{}}
+	d.fast.off = slowOnly
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 1<<30)
 	line := 0
@@ -126,6 +131,7 @@ type decoder struct {
 	anyOT  bool
 	anySes bool
 	n      int
+	fast   fast
 }
 
 func (d *decoder) err(line int, field, f string, a ...any) error {
@@ -133,6 +139,14 @@ func (d *decoder) err(line int, field, f string, a ...any) error {
 }
 
 func (d *decoder) line(b []byte, line int) error {
+	var ft history.Txn
+	if d.fast.line(b, d, &ft) {
+		if ft.Session >= 0 && !d.fast.haveSeq {
+			ft.Seq = d.seqs[ft.Session]
+		}
+		d.addTxn(ft)
+		return nil
+	}
 	var tl txnLine
 	if err := json.Unmarshal(b, &tl); err != nil {
 		return d.err(line, jsonField(err), "malformed JSON: %v", err)
@@ -228,7 +242,22 @@ func (d *decoder) line(b []byte, line int) error {
 		} else {
 			t.Seq = d.seqs[t.Session]
 		}
+	}
+	d.addTxn(t)
+	return nil
+}
+
+// addTxn records evidence flags and appends t.
+func (d *decoder) addTxn(t history.Txn) {
+	if t.Session >= 0 {
 		d.seqs[t.Session] = t.Seq + 1
+		d.anySes = true
+	}
+	if t.HasTime {
+		d.anyCT = true
+	}
+	if t.CommitTS.Set {
+		d.anyTS = true
 	}
 	if d.n == 0 {
 		d.allTS, d.allCT = true, true
@@ -237,7 +266,6 @@ func (d *decoder) line(b []byte, line int) error {
 	d.allCT = d.allCT && t.HasTime
 	d.n++
 	d.h.Add(t)
-	return nil
 }
 
 func (d *decoder) op(ol *opLine, o *history.Op, line, i int) error {

@@ -90,6 +90,34 @@ func TestSniff(t *testing.T) {
 	}
 }
 
+// FuzzFastSlow is a differential test: the fast line parser and the
+// reference (encoding/json) decoder must accept the same inputs and produce
+// the same history.
+func FuzzFastSlow(f *testing.F) {
+	f.Add([]byte(sample))
+	f.Add([]byte(`{"status":"ok","session":3,"ops":[{"f":"r","k":1,"v":[1,2,"x\u00e9"]},{"f":"inc","k":"a\n","v":-4,"x":{"y":[1.5e3,true,null]}}]}`))
+	f.Add([]byte(`{"status":"ok","ops":[{"f":"w","k":1,"v":1.0}]}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		h1, err1 := decode(bytes.NewReader(b), history.DecodeOptions{Name: "f"}, false)
+		h2, err2 := decode(bytes.NewReader(b), history.DecodeOptions{Name: "f"}, true)
+		if (err1 == nil) != (err2 == nil) {
+			t.Fatalf("fast err %v, slow err %v", err1, err2)
+		}
+		if err1 != nil {
+			if err1.Error() != err2.Error() {
+				t.Fatalf("errors differ: %v / %v", err1, err2)
+			}
+			return
+		}
+		var b1, b2 bytes.Buffer
+		Encode(&b1, h1)
+		Encode(&b2, h2)
+		if b1.String() != b2.String() || h1.Evidence != h2.Evidence {
+			t.Fatalf("fast/slow differ:\n%s\n%+v\n---\n%s\n%+v", b1.String(), h1.Evidence, b2.String(), h2.Evidence)
+		}
+	})
+}
+
 func FuzzDecode(f *testing.F) {
 	f.Add([]byte(sample))
 	f.Add([]byte(`{"status":"ok","ops":[{"f":"r","k":1,"v":[1,2,"x"]}]}`))

@@ -1,0 +1,592 @@
+// Package timekiller decodes and encodes the JSON history format of
+// TimeKiller, the reference implementation of Chronos and Aion (Lu et al.,
+// "Efficiently Checking Snapshot Isolation and Serializability Using
+// Timestamps", ICDE 2024 / TimeKiller). The format name is "chronos".
+//
+// A history is one JSON array of transactions, each
+//
+//	{"tid":T, "sid":S, "sts":{"p":P,"l":L}, "cts":{"p":P,"l":L},
+//	 "ops":[{"t":"w"|"r"|"a", "k":K, "v":V}, ...]}
+//
+// listed in session order within each session. Timestamps are hybrid logical
+// clock pairs ordered by (p, l); p and l may be JSON numbers or numeric
+// strings, and a bare number is accepted as (p, 0). Keys and values are
+// integers or strings. In the key-value model "w" writes V and "r" reads V;
+// in the list model "a" appends V and "r" reads a list. A read whose v is null
+// or absent read the initial value: in the key-value model it is decoded as
+// history.NoValue (the checker's "initial-value" parameter says what the
+// initial value is); in the list model (any "a" op, or a list-valued read, or
+// DecodeOptions.Workload "list-append") as the empty list.
+//
+// Extensions written by Encode and accepted here: "status"
+// ("committed"|"aborted"|"unknown", default committed), so encoding a
+// history loses nothing. Other unknown fields are skipped and counted in
+// History.Ignored.
+package timekiller
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/txray/txray/history"
+)
+
+// FormatName is the --format name.
+const FormatName = "chronos"
+
+func init() {
+	history.RegisterFormat(history.Format{
+		Name:   FormatName,
+		Doc:    "TimeKiller / Chronos JSON (array of {tid,sid,sts,cts,ops}) with start/commit timestamps",
+		Sniff:  Sniff,
+		Decode: Decode,
+	})
+}
+
+// Sniff scores a prefix: a JSON array whose first object has "ops" and a
+// "sts" or "cts" timestamp. elle-cli's JSON ("index","process","type",
+// "value") scores 0.
+func Sniff(prefix []byte) int {
+	p := history.TrimBOMAndSpace(prefix)
+	if len(p) < 2 || p[0] != '[' {
+		return 0
+	}
+	p = history.TrimBOMAndSpace(p[1:])
+	if len(p) == 0 || p[0] != '{' {
+		return 0
+	}
+	// Look at the first object only (up to its "ops" array).
+	first := p
+	if len(first) > 4096 {
+		first = first[:4096]
+	}
+	hasOps := bytes.Contains(first, []byte(`"ops"`))
+	hasTS := bytes.Contains(first, []byte(`"sts"`)) || bytes.Contains(first, []byte(`"cts"`))
+	elle := bytes.Contains(first, []byte(`"process"`)) || bytes.Contains(first, []byte(`"type"`))
+	switch {
+	case hasOps && hasTS && !elle:
+		return 95
+	case hasOps && hasTS:
+		return 60
+	case hasOps && (bytes.Contains(first, []byte(`"sid"`)) || bytes.Contains(first, []byte(`"tid"`))):
+		return 50
+	}
+	return 0
+}
+
+type decoder struct {
+	lx    *Lexer
+	h     *history.History
+	file  string
+	seqs  []int32
+	list  bool
+	allTS bool
+}
+
+func (d *decoder) errf(field, f string, a ...any) error {
+	return history.Errorf(d.file, d.lx.Line(), field, f, a...)
+}
+
+func (d *decoder) wrap(field string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if ie, ok := err.(*history.InputError); ok {
+		return ie
+	}
+	if d.lx.Err() != nil {
+		return fmt.Errorf("%s: read error: %w", d.file, d.lx.Err())
+	}
+	return d.errf(field, "%v", err)
+}
+
+// Decode reads a TimeKiller JSON history, streaming: transactions are
+// decoded one by one without building a JSON tree.
+func Decode(r io.Reader, opts history.DecodeOptions) (*history.History, error) {
+	d := &decoder{lx: NewLexer(r), h: history.New(), file: opts.Name, allTS: true}
+	if d.file == "" {
+		d.file = "<input>"
+	}
+	d.list = opts.Workload == "list-append"
+	h := d.h
+	h.Header.Format = FormatName
+	if err := d.lx.Expect('['); err != nil {
+		return nil, d.wrap("", err)
+	}
+	for first := true; ; first = false {
+		more, err := d.lx.More(']', first)
+		if err != nil {
+			return nil, d.wrap(fmt.Sprintf("[%d]", len(h.Txns)), err)
+		}
+		if !more {
+			break
+		}
+		if err := d.txn(); err != nil {
+			return nil, err
+		}
+	}
+	if c, ok := d.lx.Peek(); ok {
+		return nil, d.errf("", "unexpected %q after the closing ']'", c)
+	}
+	if d.lx.Err() != nil {
+		return nil, d.wrap("", d.lx.Err())
+	}
+	if d.list {
+		h.Header.Workload = "list-append"
+		for i := range h.Txns {
+			for j := range h.Txns[i].Ops {
+				o := &h.Txns[i].Ops[j]
+				if o.Kind == history.Read && !o.IsList && o.Value == history.NoValue {
+					o.IsList = true // null read of a list = initial (empty) list
+				}
+			}
+		}
+	} else {
+		h.Header.Workload = "rw-register"
+	}
+	h.Evidence.Sessions = len(d.seqs) > 0
+	h.Evidence.Timestamps = len(h.Txns) > 0 && d.allTS
+	return h, nil
+}
+
+func (d *decoder) txn() error {
+	lx := d.lx
+	idx := len(d.h.Txns)
+	field := func(f string) string { return "[" + strconv.Itoa(idx) + "]." + f }
+	if err := lx.Expect('{'); err != nil {
+		return d.wrap(field(""), err)
+	}
+	t := history.Txn{Session: -1, Status: history.Committed}
+	var ops []history.Op
+	sawOps := false
+	for first := true; ; first = false {
+		more, err := lx.More('}', first)
+		if err != nil {
+			return d.wrap(field(""), err)
+		}
+		if !more {
+			break
+		}
+		name, err := lx.String()
+		if err != nil {
+			return d.wrap(field(""), err)
+		}
+		var nm string
+		switch string(name) {
+		case "tid", "sid", "sts", "cts", "ops", "status":
+			nm = string(name)
+		default:
+			nm = "other"
+		}
+		if err := lx.Expect(':'); err != nil {
+			return d.wrap(field(nm), err)
+		}
+		switch nm {
+		case "tid":
+			s, err := d.scalarText()
+			if err != nil {
+				return d.wrap(field("tid"), err)
+			}
+			t.ID = s
+		case "sid":
+			s, err := d.scalarText()
+			if err != nil {
+				return d.wrap(field("sid"), err)
+			}
+			t.Session = d.h.Sessions.Str(s)
+		case "sts":
+			if t.StartTS, err = d.timestamp(); err != nil {
+				return d.wrap(field("sts"), err)
+			}
+		case "cts":
+			if t.CommitTS, err = d.timestamp(); err != nil {
+				return d.wrap(field("cts"), err)
+			}
+		case "status":
+			s, err := lx.String()
+			if err != nil {
+				return d.wrap(field("status"), err)
+			}
+			if t.Status, err = history.ParseStatus(string(s)); err != nil {
+				return d.wrap(field("status"), err)
+			}
+		case "ops":
+			sawOps = true
+			if ops, err = d.ops(idx); err != nil {
+				return err
+			}
+		default:
+			if err := lx.Skip(); err != nil {
+				return d.wrap(field(string(name)), err)
+			}
+			d.h.Ignore("unknown transaction field", 1)
+		}
+	}
+	if !sawOps {
+		return d.errf(field("ops"), "missing (a transaction needs an \"ops\" array)")
+	}
+	if t.StartTS.Set && t.CommitTS.Set && t.CommitTS.Less(t.StartTS) {
+		return d.errf(field("cts"), "commit timestamp %s is before start timestamp %s", t.CommitTS, t.StartTS)
+	}
+	if t.Status == history.Committed && (!t.StartTS.Set || !t.CommitTS.Set) {
+		d.allTS = false
+	}
+	if t.Session >= 0 {
+		for int(t.Session) >= len(d.seqs) {
+			d.seqs = append(d.seqs, 0)
+		}
+		t.Seq = d.seqs[t.Session]
+		d.seqs[t.Session]++
+	}
+	t.Ops = ops
+	d.h.Add(t)
+	return nil
+}
+
+// scalarText reads a string or integer and returns its text.
+func (d *decoder) scalarText() (string, error) {
+	c, ok := d.lx.Peek()
+	if !ok {
+		return "", fmt.Errorf("unexpected end of input")
+	}
+	if c == '"' {
+		b, err := d.lx.String()
+		return string(b), err
+	}
+	b, err := d.lx.Number()
+	if err != nil {
+		return "", err
+	}
+	if _, err := ParseInt(b); err != nil {
+		return "", fmt.Errorf("want a string or an integer, got %s", b)
+	}
+	return string(b), nil
+}
+
+func (d *decoder) timestamp() (history.Timestamp, error) {
+	lx := d.lx
+	c, ok := lx.Peek()
+	if !ok {
+		return history.Timestamp{}, fmt.Errorf("unexpected end of input")
+	}
+	switch c {
+	case 'n':
+		_, err := lx.Literal()
+		return history.Timestamp{}, err
+	case '{':
+	default:
+		p, err := lx.Int64()
+		return history.Timestamp{P: p, Set: true}, err
+	}
+	lx.Next()
+	ts := history.Timestamp{}
+	sawP := false
+	for first := true; ; first = false {
+		more, err := lx.More('}', first)
+		if err != nil {
+			return ts, err
+		}
+		if !more {
+			break
+		}
+		name, err := lx.String()
+		if err != nil {
+			return ts, err
+		}
+		isP, isL := len(name) == 1 && name[0] == 'p', len(name) == 1 && name[0] == 'l'
+		if err := lx.Expect(':'); err != nil {
+			return ts, err
+		}
+		switch {
+		case isP:
+			if ts.P, err = lx.Int64(); err != nil {
+				return ts, fmt.Errorf("p: %v", err)
+			}
+			sawP = true
+		case isL:
+			if c, _ := lx.Peek(); c == 'n' {
+				_, err = lx.Literal()
+			} else {
+				ts.L, err = lx.Int64()
+			}
+			if err != nil {
+				return ts, fmt.Errorf("l: %v", err)
+			}
+		default:
+			if err := lx.Skip(); err != nil {
+				return ts, err
+			}
+		}
+	}
+	if !sawP {
+		return ts, fmt.Errorf("missing \"p\"")
+	}
+	ts.Set = true
+	return ts, nil
+}
+
+func (d *decoder) ops(idx int) ([]history.Op, error) {
+	lx := d.lx
+	fld := func(i int, f string) string {
+		return "[" + strconv.Itoa(idx) + "].ops[" + strconv.Itoa(i) + "]" + f
+	}
+	if err := lx.Expect('['); err != nil {
+		return nil, d.wrap(fld(0, ""), err)
+	}
+	ops := make([]history.Op, 0, 16)
+	for first := true; ; first = false {
+		more, err := lx.More(']', first)
+		if err != nil {
+			return nil, d.wrap(fld(len(ops), ""), err)
+		}
+		if !more {
+			break
+		}
+		i := len(ops)
+		if err := lx.Expect('{'); err != nil {
+			return nil, d.wrap(fld(i, ""), err)
+		}
+		o := history.Op{Value: history.NoValue, Key: -1}
+		kind := -1
+		sawV := false
+		for f2 := true; ; f2 = false {
+			more, err := lx.More('}', f2)
+			if err != nil {
+				return nil, d.wrap(fld(i, ""), err)
+			}
+			if !more {
+				break
+			}
+			name, err := lx.String()
+			if err != nil {
+				return nil, d.wrap(fld(i, ""), err)
+			}
+			var which byte
+			if len(name) == 1 {
+				which = name[0]
+			}
+			if err := lx.Expect(':'); err != nil {
+				return nil, d.wrap(fld(i, ""), err)
+			}
+			switch which {
+			case 't':
+				s, err := lx.String()
+				if err != nil {
+					return nil, d.wrap(fld(i, ".t"), err)
+				}
+				k, ok := history.ParseKind(string(s))
+				if !ok || (k != history.Read && k != history.Write && k != history.Append) {
+					return nil, d.errf(fld(i, ".t"), "unsupported op type %q (want w, r or a)", s)
+				}
+				kind = int(k)
+			case 'k':
+				if o.Key, err = d.scalar(d.h.Keys); err != nil {
+					return nil, d.wrap(fld(i, ".k"), err)
+				}
+			case 'v':
+				sawV = true
+				c, ok := lx.Peek()
+				if !ok {
+					return nil, d.errf(fld(i, ".v"), "unexpected end of input")
+				}
+				switch c {
+				case 'n':
+					if _, err := lx.Literal(); err != nil {
+						return nil, d.wrap(fld(i, ".v"), err)
+					}
+				case '[':
+					lx.Next()
+					o.IsList = true
+					o.List = []int32{}
+					for f3 := true; ; f3 = false {
+						more, err := lx.More(']', f3)
+						if err != nil {
+							return nil, d.wrap(fld(i, ".v"), err)
+						}
+						if !more {
+							break
+						}
+						v, err := d.scalar(d.h.Values)
+						if err != nil {
+							return nil, d.wrap(fld(i, fmt.Sprintf(".v[%d]", len(o.List))), err)
+						}
+						o.List = append(o.List, v)
+					}
+				default:
+					if o.Value, err = d.scalar(d.h.Values); err != nil {
+						return nil, d.wrap(fld(i, ".v"), err)
+					}
+				}
+			default:
+				if err := lx.Skip(); err != nil {
+					return nil, d.wrap(fld(i, "."+string(name)), err)
+				}
+				d.h.Ignore("unknown op field", 1)
+			}
+		}
+		if kind < 0 {
+			return nil, d.errf(fld(i, ".t"), "missing op type")
+		}
+		if o.Key < 0 {
+			return nil, d.errf(fld(i, ".k"), "missing key")
+		}
+		o.Kind = history.Kind(kind)
+		switch o.Kind {
+		case history.Write, history.Append:
+			if o.IsList {
+				return nil, d.errf(fld(i, ".v"), "%s takes a scalar, not a list", o.Kind)
+			}
+			if !sawV || o.Value == history.NoValue {
+				return nil, d.errf(fld(i, ".v"), "%s needs a value", o.Kind)
+			}
+			if o.Kind == history.Append {
+				d.list = true
+			}
+		case history.Read:
+			if o.IsList {
+				d.list = true
+			}
+		}
+		ops = append(ops, o)
+	}
+	return ops, nil
+}
+
+func (d *decoder) scalar(in *history.Interner) (int32, error) {
+	c, ok := d.lx.Peek()
+	if !ok {
+		return 0, fmt.Errorf("unexpected end of input")
+	}
+	if c == '"' {
+		b, err := d.lx.String()
+		if err != nil {
+			return 0, err
+		}
+		return in.Str(string(b)), nil
+	}
+	b, err := d.lx.Number()
+	if err != nil {
+		return 0, err
+	}
+	n, err := ParseInt(b)
+	if err != nil {
+		return 0, fmt.Errorf("want an integer or a string, got %s", b)
+	}
+	return in.Int(n), nil
+}
+
+// Encode writes h in TimeKiller JSON, one transaction per line inside the
+// array, in History order (which keeps session order). Transactions that are
+// not committed carry a "status" field (a txray extension Decode accepts);
+// missing timestamps are written as null. Reads of NoValue are written as
+// null (the initial value); list reads as arrays.
+func Encode(w io.Writer, h *history.History) error {
+	bw := bufio.NewWriterSize(w, 1<<16)
+	bw.WriteString("[\n")
+	b := make([]byte, 0, 512)
+	for i := range h.Txns {
+		t := &h.Txns[i]
+		b = b[:0]
+		if i > 0 {
+			b = append(b, ",\n"...)
+		}
+		b = append(b, `{"tid":`...)
+		if t.ID != "" {
+			b = appendString(b, t.ID)
+		} else {
+			b = strconv.AppendInt(b, int64(i), 10)
+		}
+		b = append(b, `,"sid":`...)
+		if t.Session >= 0 {
+			b = appendString(b, h.Sessions.String(t.Session))
+		} else {
+			b = append(b, "null"...)
+		}
+		b = append(b, `,"sts":`...)
+		b = appendTS(b, t.StartTS)
+		b = append(b, `,"cts":`...)
+		b = appendTS(b, t.CommitTS)
+		if t.Status != history.Committed {
+			b = append(b, `,"status":"`...)
+			b = append(b, t.Status.String()...)
+			b = append(b, '"')
+		}
+		b = append(b, `,"ops":[`...)
+		for j := range t.Ops {
+			o := &t.Ops[j]
+			if j > 0 {
+				b = append(b, ',')
+			}
+			switch o.Kind {
+			case history.Read:
+				b = append(b, `{"t":"r","k":`...)
+			case history.Write:
+				b = append(b, `{"t":"w","k":`...)
+			case history.Append:
+				b = append(b, `{"t":"a","k":`...)
+			default:
+				return fmt.Errorf("timekiller: %s: op %d: %s ops cannot be written in TimeKiller JSON", h.TxnName(t.Index), j, o.Kind)
+			}
+			b = appendScalar(b, h.Keys, o.Key)
+			b = append(b, `,"v":`...)
+			switch {
+			case o.Kind == history.Read && o.IsList && !o.ListUnknown:
+				b = append(b, '[')
+				for x, v := range o.List {
+					if x > 0 {
+						b = append(b, ',')
+					}
+					b = appendScalar(b, h.Values, v)
+				}
+				b = append(b, ']')
+			case o.Value == history.NoValue || (o.IsList && o.ListUnknown):
+				b = append(b, "null"...)
+			default:
+				b = appendScalar(b, h.Values, o.Value)
+			}
+			b = append(b, '}')
+		}
+		b = append(b, "]}"...)
+		if _, err := bw.Write(b); err != nil {
+			return err
+		}
+	}
+	bw.WriteString("\n]\n")
+	return bw.Flush()
+}
+
+func appendTS(b []byte, ts history.Timestamp) []byte {
+	if !ts.Set {
+		return append(b, "null"...)
+	}
+	b = append(b, `{"p":`...)
+	b = strconv.AppendInt(b, ts.P, 10)
+	b = append(b, `,"l":`...)
+	b = strconv.AppendInt(b, ts.L, 10)
+	return append(b, '}')
+}
+
+func appendScalar(b []byte, in *history.Interner, id int32) []byte {
+	s := in.Get(id)
+	if s.IsStr {
+		return appendString(b, s.S)
+	}
+	return strconv.AppendInt(b, s.I, 10)
+}
+
+// appendString appends s as a JSON string.
+func appendString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			q, _ := json.Marshal(s)
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}

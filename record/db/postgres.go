@@ -1,0 +1,267 @@
+package db
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// pgDB is PostgreSQL through pgx v5. Levels map to BEGIN ISOLATION LEVEL;
+// PostgreSQL runs READ UNCOMMITTED as READ COMMITTED, so Level reports
+// read-committed for it.
+type pgDB struct {
+	url   string
+	o     Options
+	level string
+	setup *pgx.Conn
+}
+
+func openPostgres(ctx context.Context, url string, o Options) (DB, error) {
+	c, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return nil, fmt.Errorf("postgres %s: %v", redact(url), err)
+	}
+	p := &pgDB{url: url, o: o, level: o.Level, setup: c}
+	if o.Level == ReadUncommitted {
+		o.Warn("postgres runs read-uncommitted as read-committed")
+		p.level = ReadCommitted
+	}
+	return p, nil
+}
+
+// redact drops a password from a URL for messages.
+func redact(u string) string {
+	if i := strings.Index(u, "://"); i >= 0 {
+		if j := strings.Index(u[i+3:], "@"); j >= 0 {
+			cred := u[i+3 : i+3+j]
+			if k := strings.Index(cred, ":"); k >= 0 {
+				return u[:i+3] + cred[:k] + ":***" + u[i+3+j:]
+			}
+		}
+	}
+	return u
+}
+
+func (p *pgDB) Name() string       { return "postgres" }
+func (p *pgDB) Level() string      { return p.level }
+func (p *pgDB) Param(i int) string { return "$" + strconv.Itoa(i) }
+func (p *pgDB) TextType() string   { return "TEXT" }
+
+func (p *pgDB) Upsert(table string, appendList bool) string {
+	if appendList {
+		return "INSERT INTO " + table + " AS t (k, v) VALUES ($1, $2) ON CONFLICT (k) DO UPDATE SET v = t.v || ',' || excluded.v"
+	}
+	return "INSERT INTO " + table + " AS t (k, v) VALUES ($1, $2) ON CONFLICT (k) DO UPDATE SET v = excluded.v"
+}
+
+func (p *pgDB) Version(ctx context.Context) (string, error) {
+	var v string
+	err := p.setup.QueryRow(ctx, "SELECT version()").Scan(&v)
+	return v, err
+}
+
+func (p *pgDB) Setup(ctx context.Context, stmts ...string) error {
+	for _, q := range stmts {
+		if _, err := p.setup.Exec(ctx, q); err != nil {
+			return fmt.Errorf("setup %q: %v", q, err)
+		}
+	}
+	return nil
+}
+
+func (p *pgDB) Conn(ctx context.Context) (Conn, error) {
+	c, err := pgx.Connect(ctx, p.url)
+	if err != nil {
+		return nil, err
+	}
+	begin := "BEGIN ISOLATION LEVEL " + sqlLevel(p.level)
+	if p.o.Record {
+		// One round trip: the SELECT is the transaction's first statement,
+		// so under repeatable read and serializable its snapshot is the
+		// transaction's snapshot.
+		begin += "; SELECT pg_current_xact_id()::text, pg_current_snapshot()::text"
+	}
+	return &pgConn{c: c, begin: begin, record: p.o.Record}, nil
+}
+
+func (p *pgDB) Close() error {
+	return p.setup.Close(context.Background())
+}
+
+type pgConn struct {
+	c      *pgx.Conn
+	begin  string
+	record bool
+	ev     TxnEvidence
+}
+
+var errRolledBack = errors.New("COMMIT answered ROLLBACK: the transaction had failed")
+
+func (c *pgConn) Begin(ctx context.Context) error {
+	c.ev = TxnEvidence{}
+	rs, err := c.c.PgConn().Exec(ctx, c.begin).ReadAll()
+	if err != nil {
+		return err
+	}
+	if c.record && len(rs) == 2 && len(rs[1].Rows) == 1 && len(rs[1].Rows[0]) == 2 {
+		r := rs[1].Rows[0]
+		c.ev.XID, _ = strconv.ParseUint(string(r[0]), 10, 64)
+		c.ev.Snapshot = string(r[1])
+	}
+	return nil
+}
+
+func (c *pgConn) Exec(ctx context.Context, q string, args ...any) (int64, error) {
+	t, err := c.c.Exec(ctx, q, args...)
+	if err != nil {
+		return 0, err
+	}
+	return t.RowsAffected(), nil
+}
+
+func (c *pgConn) Query(ctx context.Context, q string, args ...any) (Rows, error) {
+	r, err := c.c.Query(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+func (c *pgConn) Commit(ctx context.Context) error {
+	t, err := c.c.Exec(ctx, "COMMIT")
+	if err != nil {
+		return err
+	}
+	if t.String() == "ROLLBACK" {
+		return errRolledBack
+	}
+	return nil
+}
+
+func (c *pgConn) Rollback(ctx context.Context) error {
+	_, err := c.c.Exec(ctx, "ROLLBACK")
+	return err
+}
+
+func (c *pgConn) Evidence() TxnEvidence { return c.ev }
+
+func (c *pgConn) Close() error { return c.c.Close(context.Background()) }
+
+func (c *pgConn) Classify(err error, atCommit bool) (Outcome, Class) {
+	if errors.Is(err, errRolledBack) {
+		return Aborted, ClassOther
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch {
+		case pe.Code == "40001":
+			return Aborted, ClassSerialization
+		case pe.Code == "40P01":
+			return Aborted, ClassDeadlock
+		case strings.HasPrefix(pe.Code, "08"), strings.HasPrefix(pe.Code, "57P"):
+			// Connection exception / operator intervention: the session
+			// is gone; at COMMIT the outcome is not known.
+			if atCommit {
+				return Unknown, ClassConnection
+			}
+			return Aborted, ClassConnection
+		}
+		return Aborted, ClassOther
+	}
+	if atCommit && !pgconn.SafeToRetry(err) {
+		return Unknown, ClassConnection
+	}
+	return Aborted, ClassConnection
+}
+
+// CommitStream creates a temporary logical replication slot with the
+// test_decoding plugin on a dedicated session; Poll reads the COMMIT
+// records decoded since the last Poll, in commit (WAL) order. The slot is
+// temporary, so it disappears with the session even if txray crashes;
+// Close drops it explicitly.
+func (p *pgDB) CommitStream(ctx context.Context) (CommitStream, string, error) {
+	c, err := pgx.Connect(ctx, p.url)
+	if err != nil {
+		return nil, "", err
+	}
+	var wal string
+	if err := c.QueryRow(ctx, "SHOW wal_level").Scan(&wal); err != nil {
+		c.Close(ctx)
+		return nil, "", err
+	}
+	if wal != "logical" {
+		c.Close(ctx)
+		return nil, fmt.Sprintf("postgres wal_level is %q, not \"logical\": no exact commit order (enable with ALTER SYSTEM SET wal_level = logical and a server restart)", wal), nil
+	}
+	name := fmt.Sprintf("txray_%d_%d", os.Getpid(), rand.Uint32())
+	if _, err := c.Exec(ctx, "SELECT pg_create_logical_replication_slot($1, 'test_decoding', true)", name); err != nil {
+		c.Close(ctx)
+		return nil, fmt.Sprintf("postgres: cannot create a logical replication slot (%v): no exact commit order", err), nil
+	}
+	return &pgStream{c: c, slot: name}, "", nil
+}
+
+type pgStream struct {
+	c    *pgx.Conn
+	slot string
+}
+
+func (s *pgStream) Poll(ctx context.Context) ([]CommitRecord, error) {
+	rows, err := s.c.Query(ctx, `SELECT lsn::text, xid::text, data FROM pg_logical_slot_get_changes($1, NULL, NULL,
+		'include-xids', '1', 'include-timestamp', '1', 'skip-empty-xacts', '0') WHERE data LIKE 'COMMIT%'`, s.slot)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []CommitRecord
+	for rows.Next() {
+		var lsn, xid, data string
+		if err := rows.Scan(&lsn, &xid, &data); err != nil {
+			return nil, err
+		}
+		r := CommitRecord{}
+		r.LSN, err = ParseLSN(lsn)
+		if err != nil {
+			return nil, err
+		}
+		r.XID, _ = strconv.ParseUint(xid, 10, 64)
+		if i := strings.Index(data, "(at "); i >= 0 && strings.HasSuffix(data, ")") {
+			r.Time = data[i+4 : len(data)-1]
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+func (s *pgStream) Close(ctx context.Context) error {
+	_, err := s.c.Exec(ctx, "SELECT pg_drop_replication_slot($1)", s.slot)
+	if e := s.c.Close(ctx); err == nil {
+		err = e
+	}
+	return err
+}
+
+// ParseLSN parses a PostgreSQL LSN "X/Y" (hex halves) into a number that
+// orders like the WAL position.
+func ParseLSN(s string) (uint64, error) {
+	hi, lo, ok := strings.Cut(s, "/")
+	if !ok {
+		return 0, fmt.Errorf("bad LSN %q", s)
+	}
+	h, err := strconv.ParseUint(hi, 16, 32)
+	if err != nil {
+		return 0, fmt.Errorf("bad LSN %q", s)
+	}
+	l, err := strconv.ParseUint(lo, 16, 32)
+	if err != nil {
+		return 0, fmt.Errorf("bad LSN %q", s)
+	}
+	return h<<32 | l, nil
+}

@@ -1,0 +1,69 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+)
+
+// sqlConn is a Conn over one dedicated database/sql connection; SQLite and
+// MySQL share it and differ in begin SQL, classification and evidence.
+type sqlConn struct {
+	c        *sql.Conn
+	begin    string
+	classify func(err error, atCommit bool) (Outcome, Class)
+	// afterCommit, if set, collects evidence after a successful COMMIT.
+	afterCommit func(ctx context.Context, c *sql.Conn, ev *TxnEvidence) error
+	ev          TxnEvidence
+}
+
+type sqlRows struct{ *sql.Rows }
+
+func (r sqlRows) Close() { _ = r.Rows.Close() }
+
+func (s *sqlConn) Begin(ctx context.Context) error {
+	s.ev = TxnEvidence{}
+	_, err := s.c.ExecContext(ctx, s.begin)
+	return err
+}
+
+func (s *sqlConn) Exec(ctx context.Context, q string, args ...any) (int64, error) {
+	r, err := s.c.ExecContext(ctx, q, args...)
+	if err != nil {
+		return 0, err
+	}
+	n, _ := r.RowsAffected()
+	return n, nil
+}
+
+func (s *sqlConn) Query(ctx context.Context, q string, args ...any) (Rows, error) {
+	r, err := s.c.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	return sqlRows{r}, nil
+}
+
+func (s *sqlConn) Commit(ctx context.Context) error {
+	if _, err := s.c.ExecContext(ctx, "COMMIT"); err != nil {
+		return err
+	}
+	if s.afterCommit != nil {
+		// The commit is acknowledged; failing to read evidence only loses
+		// evidence, never the outcome.
+		_ = s.afterCommit(ctx, s.c, &s.ev)
+	}
+	return nil
+}
+
+func (s *sqlConn) Rollback(ctx context.Context) error {
+	_, err := s.c.ExecContext(ctx, "ROLLBACK")
+	return err
+}
+
+func (s *sqlConn) Evidence() TxnEvidence { return s.ev }
+
+func (s *sqlConn) Classify(err error, atCommit bool) (Outcome, Class) {
+	return s.classify(err, atCommit)
+}
+
+func (s *sqlConn) Close() error { return s.c.Close() }

@@ -1,0 +1,345 @@
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/txray/txray/check"
+	"github.com/txray/txray/history"
+)
+
+// textWidth is the column at which explanations are wrapped.
+const textWidth = 100
+
+// WriteText writes a human summary of in: the file, the history's format and
+// statistics, then for each result the checker, model, VERDICT, reason,
+// anomaly types, the models ruled out, and every listed anomaly with its
+// explanation (wrapped), and how many were found but not listed. verbose
+// adds each anomaly's transactions and its cycle step by step, the ignored
+// record counts by reason, and the decoder's notes. Control characters in
+// history-supplied strings are escaped so a hostile key cannot drive the
+// terminal.
+func WriteText(w io.Writer, in *Input, verbose bool) error {
+	bw := bufio.NewWriter(w)
+	t := &textWriter{w: bw, h: in.History}
+	t.input(in, verbose)
+	return bw.Flush()
+}
+
+type textWriter struct {
+	w *bufio.Writer
+	h *history.History
+}
+
+func (t *textWriter) line(indent string, s string) {
+	t.w.WriteString(indent)
+	t.w.WriteString(s)
+	t.w.WriteByte('\n')
+}
+
+func (t *textWriter) input(in *Input, verbose bool) {
+	name := in.File
+	if name == "-" {
+		name = "<stdin>"
+	}
+	t.line("", "file: "+clean(name))
+	if in.Error != "" {
+		t.wrapped("  ", "error: ", in.Error)
+	}
+	if h := in.History; h != nil {
+		t.historySummary(h, verbose)
+	}
+	if len(in.Results) == 0 {
+		t.line("", "verdict: UNKNOWN")
+		t.wrapped("  ", "reason: ", noResultReason(in))
+	}
+	for _, r := range in.Results {
+		if r != nil {
+			t.result(r, verbose)
+		}
+	}
+	if len(in.NotApplicable) > 0 {
+		names := make([]string, 0, len(in.NotApplicable))
+		for n := range in.NotApplicable {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		t.line("", "not applicable:")
+		for _, n := range names {
+			t.wrapped("  ", clean(n)+": ", in.NotApplicable[n])
+		}
+	}
+	if in.Elapsed > 0 {
+		t.line("", "elapsed: "+in.Elapsed.Round(time.Millisecond).String())
+	}
+}
+
+func (t *textWriter) historySummary(h *history.History, verbose bool) {
+	var s history.Stats
+	if h.Keys != nil && h.Sessions != nil {
+		s = h.Stats()
+	} else {
+		s.Txns = len(h.Txns)
+	}
+	format := h.Header.Format
+	if format == "" {
+		format = "unknown"
+	}
+	t.line("", "format: "+clean(format))
+	var meta []string
+	for _, kv := range [][2]string{{"db", h.Header.DB}, {"db version", h.Header.Version}, {"level", h.Header.Level}, {"workload", h.Header.Workload}} {
+		if kv[1] != "" {
+			meta = append(meta, kv[0]+" "+clean(kv[1]))
+		}
+	}
+	if len(meta) > 0 {
+		t.line("", "run: "+strings.Join(meta, ", "))
+	}
+	t.line("", fmt.Sprintf("history: %d txns (%d committed, %d aborted, %d unknown), %d ops, %d keys, %d sessions",
+		s.Txns, s.Committed, s.Aborted, s.Unknown, s.Ops, s.Keys, s.Sessions))
+	if ev := evidenceNames(h.Evidence); len(ev) > 0 {
+		t.line("", "evidence: "+strings.Join(ev, ", "))
+	} else {
+		t.line("", "evidence: none beyond the transactions")
+	}
+	total := 0
+	reasons := make([]string, 0, len(h.Ignored))
+	for r, n := range h.Ignored {
+		total += n
+		reasons = append(reasons, r)
+	}
+	sort.Strings(reasons)
+	if total > 0 {
+		if verbose {
+			t.line("", "ignored records:")
+			for _, r := range reasons {
+				t.line("  ", strconv.Itoa(h.Ignored[r])+" "+clean(r))
+			}
+		} else {
+			t.line("", fmt.Sprintf("ignored: %d records that are not client transactions (-v for reasons)", total))
+		}
+	}
+	if verbose {
+		for _, n := range h.Notes {
+			t.wrapped("", "note: ", n)
+		}
+	}
+}
+
+// evidenceNames lists the evidence layers a history carries.
+func evidenceNames(e history.Evidence) []string {
+	var out []string
+	for _, x := range []struct {
+		on   bool
+		name string
+	}{
+		{e.Sessions, "sessions"}, {e.ClientTime, "client time"}, {e.OpTime, "op time"},
+		{e.Timestamps, "db timestamps"}, {e.VersionOrder, "version order"},
+		{e.CommitOrder, "commit order"}, {e.PredicateRead, "predicate reads"},
+	} {
+		if x.on {
+			out = append(out, x.name)
+		}
+	}
+	return out
+}
+
+func verdictWord(v check.Verdict) string { return strings.ToUpper(v.String()) }
+
+func (t *textWriter) result(r *check.Result, verbose bool) {
+	model := r.Model
+	if model == "" {
+		model = "no model"
+	}
+	t.line("", fmt.Sprintf("%s (%s): %s", clean(r.Checker), clean(model), verdictWord(r.Verdict)))
+	if r.Reason != "" {
+		t.wrapped("  ", "reason: ", r.Reason)
+	}
+	if len(r.AnomalyTypes) > 0 {
+		t.wrapped("  ", "anomaly types: ", strings.Join(r.AnomalyTypes, ", "))
+	}
+	if len(r.Not) > 0 {
+		t.wrapped("  ", "not: ", strings.Join(r.Not, ", "))
+	}
+	if len(r.AlsoNot) > 0 {
+		t.wrapped("  ", "also not: ", strings.Join(r.AlsoNot, ", "))
+	}
+	for _, wn := range r.Warnings {
+		t.wrapped("  ", "warning: ", wn)
+	}
+	for i := range r.Anomalies {
+		t.anomaly(i+1, &r.Anomalies[i], verbose)
+	}
+	if len(r.Truncated) > 0 {
+		types := make([]string, 0, len(r.Truncated))
+		for ty := range r.Truncated {
+			types = append(types, ty)
+		}
+		sort.Strings(types)
+		for _, ty := range types {
+			if n := r.Truncated[ty]; n > 0 {
+				t.line("  ", fmt.Sprintf("... and %d more %s not listed (per-type cap)", n, clean(ty)))
+			}
+		}
+	}
+	if verbose && len(r.Stats) > 0 {
+		keys := make([]string, 0, len(r.Stats))
+		for k := range r.Stats {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		parts := make([]string, 0, len(keys))
+		for _, k := range keys {
+			parts = append(parts, fmt.Sprintf("%s=%v", k, r.Stats[k]))
+		}
+		t.wrapped("  ", "stats: ", strings.Join(parts, ", "))
+	}
+}
+
+func (t *textWriter) anomaly(n int, a *check.Anomaly, verbose bool) {
+	names := make([]string, 0, len(a.Txns))
+	for _, x := range a.Txns {
+		names = append(names, txnName(t.h, x))
+	}
+	head := fmt.Sprintf("[%d] %s", n, clean(a.Type))
+	if a.Key != "" {
+		head += " on key " + clean(a.Key)
+	}
+	if len(names) > 0 {
+		head += ": " + clean(strings.Join(names, ", "))
+	}
+	if a.Allowed {
+		head += " (allowed by the model; for information)"
+	}
+	t.line("  ", head)
+	t.wrapped("      ", "", a.Explanation)
+	if !verbose {
+		return
+	}
+	inv := involved(a)
+	if len(inv) > 0 {
+		t.line("      ", "transactions:")
+		for _, x := range inv {
+			s, ok := a.Ops[x]
+			if !ok {
+				s, ok = txnString(t.h, x)
+			}
+			if !ok {
+				s = txnName(t.h, x) + " (not in the history)"
+			}
+			t.wrapped("        ", "", s)
+		}
+	}
+	if len(a.Cycle) > 0 {
+		t.line("      ", "cycle:")
+		for i, s := range a.Cycle {
+			rel := s.Rel
+			if s.Key != "" {
+				rel += " " + s.Key
+			}
+			t.line("        ", fmt.Sprintf("%d. %s -%s-> %s", i+1, clean(txnName(t.h, s.From)), clean(rel), clean(txnName(t.h, s.To))))
+			t.wrapped("           ", "", s.Why)
+		}
+	}
+}
+
+// wrapped writes prefix+text wrapped at textWidth; continuation lines are
+// indented to the prefix's width. Newlines in text start new lines.
+func (t *textWriter) wrapped(indent, prefix, text string) {
+	cont := indent + strings.Repeat(" ", utf8.RuneCountInString(prefix))
+	if utf8.RuneCountInString(prefix) > textWidth/3 {
+		cont = indent + "    "
+	}
+	first := true
+	for _, para := range strings.Split(clean(strings.TrimRight(text, "\n")), "\n") {
+		// Keep a paragraph's own indentation (explanations indent their
+		// bullet lists).
+		body := strings.TrimLeft(para, " ")
+		lead := para[:len(para)-len(body)]
+		for _, l := range wrap(body, textWidth-utf8.RuneCountInString(cont+lead)) {
+			if first {
+				t.line(indent, prefix+lead+l)
+				first = false
+			} else {
+				t.line(cont, lead+l)
+			}
+		}
+	}
+	if first {
+		t.line(indent, strings.TrimRight(prefix, " "))
+	}
+}
+
+// wrap splits s at spaces into lines of at most width runes; a word longer
+// than width gets a line of its own.
+func wrap(s string, width int) []string {
+	if width < 20 {
+		width = 20
+	}
+	words := strings.Fields(s)
+	if len(words) == 0 {
+		return []string{""}
+	}
+	var lines []string
+	var cur strings.Builder
+	n := 0
+	for _, w := range words {
+		wl := utf8.RuneCountInString(w)
+		if n > 0 && n+1+wl > width {
+			lines = append(lines, cur.String())
+			cur.Reset()
+			n = 0
+		}
+		if n > 0 {
+			cur.WriteByte(' ')
+			n++
+		}
+		cur.WriteString(w)
+		n += wl
+	}
+	return append(lines, cur.String())
+}
+
+// clean makes s safe for a terminal: invalid UTF-8 becomes U+FFFD and control
+// characters other than newline are escaped (\x1b, \u009b, ...); tabs become
+// spaces.
+func clean(s string) string {
+	ok := true
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if (r == utf8.RuneError && size == 1) || (unicode.IsControl(r) && r != '\n') {
+			ok = false
+			break
+		}
+		i += size
+	}
+	if ok {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b.WriteRune(utf8.RuneError)
+		case r == '\t':
+			b.WriteByte(' ')
+		case r == '\n':
+			b.WriteByte('\n')
+		case unicode.IsControl(r):
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
