@@ -1,0 +1,592 @@
+// Package aion is txray's online timestamp-based checker, after Aion (the
+// online mode of Chronos/TimeKiller: Lu et al., ICDE 2024 §V). Transactions
+// arrive one at a time, in any order across sessions (in session order within
+// a session), each with its start and commit timestamps; the checker keeps,
+// per key, a versioned frontier (committed versions ordered by commit
+// timestamp) and the pending external reads ordered by snapshot, and
+// re-checks the affected reads when a write arrives late.
+//
+// Axioms checked (the same as package chronos; key-value data model):
+// Session (a session's next transaction starts no earlier than its
+// predecessor committed), Int, Ext (an external read returns the last
+// version committed at or before the snapshot; for serializability, before
+// the commit timestamp) and NoConflict (SI only: writers of a key do not
+// overlap). List (append) ops are not checked online; they are counted in
+// the "unchecked_list_ops" statistic.
+//
+// Finality. Session, Int and NoConflict violations are final when found. An
+// Ext verdict may change while writes with earlier commit timestamps are
+// still arriving; each flip of a read's verdict is counted ("flips"). A
+// read's verdict becomes final FinalAfter after the reading transaction
+// arrived (or at Close), and only final failures are reported as anomalies.
+//
+// Memory (the watermark rule). Let W be the smallest snapshot timestamp of
+// any transaction whose verdicts are not yet final (or, when none is
+// pending, the largest snapshot seen). Any transaction still to arrive is
+// expected to have a snapshot ≥ W, and then needs of each key only the last
+// version committed at or before W and the versions after it; older
+// versions, and final reads, are discarded at each Tick. A transaction that
+// arrives with a snapshot older than the oldest retained version of a key it
+// reads cannot be checked on that key: the read is counted as
+// "late_unchecked" and the verdict becomes Unknown (unless invalid). Its
+// NoConflict checks are made against the retained versions only.
+package aion
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/txray/txray/check"
+	"github.com/txray/txray/history"
+)
+
+// Anomaly type names (design.md §5).
+const (
+	TypeSession    = "session"
+	TypeInternal   = "internal"
+	TypeExt        = "ext"
+	TypeNoConflict = "noconflict"
+)
+
+// Val is a scalar value: null (K=0), an integer (K=1, N), or a string
+// (K=2, N = id in the checker's string table).
+type Val struct {
+	N int64
+	K uint8
+}
+
+// Op is one micro-operation of an arriving transaction.
+type Op struct {
+	Kind history.Kind
+	Key  int32 // id in Checker.Keys
+	V    Val
+	List bool // a list read or an append (not checked online)
+}
+
+// Txn is an arriving transaction.
+type Txn struct {
+	ID       string
+	Session  string
+	Status   history.Status
+	StartTS  history.Timestamp
+	CommitTS history.Timestamp
+	Ops      []Op
+	arrived  time.Time
+	seq      int64
+}
+
+// Config configures a Checker.
+type Config struct {
+	// Model: "snapshot-isolation" (default) or "serializable".
+	Model string
+	// InitialZero: the initial value of every key is 0 (else null).
+	InitialZero bool
+	// FinalAfter: how long after arrival an Ext verdict becomes final.
+	FinalAfter time.Duration
+	// MaxPerType caps listed anomalies per type (0 = 8).
+	MaxPerType int
+	// Now is the clock (default time.Now); tests inject one.
+	Now func() time.Time
+}
+
+type version struct {
+	cts history.Timestamp
+	v   Val
+	w   *Txn
+}
+
+type read struct {
+	snap  history.Timestamp
+	v     Val
+	t     *Txn
+	op    int32
+	fail  bool
+	final bool
+	flips int32
+}
+
+type keyState struct {
+	vers  []version // sorted by cts
+	reads []*read   // pending external reads, sorted by snap
+	gcTS  history.Timestamp
+	gced  bool // versions older than gcTS were discarded
+}
+
+// Checker is an online checker. It is not safe for concurrent use; callers
+// serialise Add, Tick and Result.
+type Checker struct {
+	cfg     Config
+	ser     bool
+	Keys    *history.Interner
+	Strs    *history.Interner
+	keys    []keyState
+	last    map[string]*Txn // last transaction per session
+	pending []*read         // non-final reads in arrival order
+	ptx     []*Txn          // transactions with pending reads, arrival order
+	anoms   map[string][]check.Anomaly
+	counts  map[string]int
+	n       int64
+	aborted int64
+	flips   int64
+	rechk   int64
+	late    int64
+	lateNC  int64
+	listOps int64
+	maxSnap history.Timestamp
+	start   time.Time
+}
+
+// New returns a checker.
+func New(cfg Config) *Checker {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.MaxPerType <= 0 {
+		cfg.MaxPerType = 8
+	}
+	if cfg.Model == "" {
+		cfg.Model = "snapshot-isolation"
+	}
+	c := &Checker{cfg: cfg, Keys: history.NewInterner(), Strs: history.NewInterner(),
+		last: map[string]*Txn{}, anoms: map[string][]check.Anomaly{}, counts: map[string]int{}}
+	c.ser = cfg.Model == "serializable"
+	c.start = cfg.Now()
+	return c
+}
+
+// Models reports whether model (canonical name) can be checked online.
+func Models(model string) bool {
+	return model == "snapshot-isolation" || model == "serializable"
+}
+
+func (c *Checker) key(k int32) *keyState {
+	for int(k) >= len(c.keys) {
+		c.keys = append(c.keys, keyState{})
+	}
+	return &c.keys[k]
+}
+
+func (c *Checker) isInitial(v Val) bool {
+	return v.K == 0 || (c.cfg.InitialZero && v.K == 1 && v.N == 0)
+}
+
+// snap is the timestamp a transaction reads at.
+func (c *Checker) snap(t *Txn) history.Timestamp {
+	if c.ser {
+		return t.CommitTS
+	}
+	return t.StartTS
+}
+
+// visible reports whether a version committed at cts is in the state read
+// at snap: cts ≤ snap for SI (TimeKiller), cts < snap for serializability.
+func (c *Checker) visible(cts, snap history.Timestamp) bool {
+	if c.ser {
+		return cts.Less(snap)
+	}
+	return !snap.Less(cts)
+}
+
+// at returns the index of the version visible at snap (-1 = initial).
+func (c *Checker) at(ks *keyState, snap history.Timestamp) int {
+	vs := ks.vers
+	i := len(vs) - 1
+	if i >= 0 && c.visible(vs[i].cts, snap) {
+		return i
+	}
+	return sort.Search(len(vs), func(j int) bool { return !c.visible(vs[j].cts, snap) }) - 1
+}
+
+// Add checks one arriving transaction. Transactions that did not commit
+// are counted and skipped (their writes are never visible). A committed
+// transaction must carry both timestamps.
+func (c *Checker) Add(t *Txn) error {
+	if t.Status != history.Committed {
+		c.aborted++
+		return nil
+	}
+	if !t.StartTS.Set || !t.CommitTS.Set {
+		return fmt.Errorf("transaction %s has no start or commit timestamp", t.ID)
+	}
+	if t.CommitTS.Less(t.StartTS) {
+		return fmt.Errorf("transaction %s commits (%s) before it starts (%s)", t.ID, t.CommitTS, t.StartTS)
+	}
+	now := c.cfg.Now()
+	t.arrived = now
+	c.n++
+	t.seq = c.n
+	if !c.ser {
+		if p := c.last[t.Session]; p != nil && t.Session != "" && t.StartTS.Less(p.CommitTS) {
+			c.report(TypeSession, "", fmt.Sprintf("%s and %s are consecutive in session %s, but %s started at %s, before its predecessor committed at %s. Session axiom: prev.cts ≤ next.sts.",
+				c.txnString(p), c.txnString(t), t.Session, name(t), t.StartTS, p.CommitTS))
+		}
+		if t.Session != "" {
+			c.last[t.Session] = t
+		}
+	}
+	snap := c.snap(t)
+	if c.maxSnap.Less(snap) || !c.maxSnap.Set {
+		c.maxSnap = snap
+	}
+	// Int and external reads.
+	type acc struct {
+		v  Val
+		op int32
+	}
+	var seen map[int32]acc
+	if len(t.Ops) > 1 {
+		seen = make(map[int32]acc, len(t.Ops))
+	}
+	hasPending := false
+	for j := range t.Ops {
+		o := &t.Ops[j]
+		if o.List {
+			c.listOps++
+			continue
+		}
+		if o.Kind == history.Write {
+			if seen != nil {
+				seen[o.Key] = acc{o.V, int32(j)}
+			}
+			continue
+		}
+		if o.Kind != history.Read {
+			continue
+		}
+		if prev, ok := seen[o.Key]; ok {
+			if prev.v != o.V {
+				c.report(TypeInternal, c.Keys.String(o.Key), fmt.Sprintf("%s: op %d (%s) follows op %d (%s) on the same key, so it must return %s, but it returned %s. Int axiom.",
+					c.txnString(t), j, c.opString(o), prev.op, c.opString(&t.Ops[prev.op]), c.valString(prev.v), c.valString(o.V)))
+			}
+		} else {
+			ks := c.key(o.Key)
+			r := &read{snap: snap, v: o.V, t: t, op: int32(j)}
+			if ks.gced && snap.Less(ks.gcTS) {
+				c.late++
+			} else {
+				r.fail = !c.matches(ks, r)
+				ks.insertRead(r)
+				c.pending = append(c.pending, r)
+				hasPending = true
+			}
+		}
+		if seen != nil {
+			seen[o.Key] = acc{o.V, int32(j)}
+		}
+	}
+	if hasPending {
+		c.ptx = append(c.ptx, t)
+	}
+	// Install writes (last write per key), NoConflict, re-check reads.
+	for j := len(t.Ops) - 1; j >= 0; j-- {
+		o := &t.Ops[j]
+		if o.Kind != history.Write || o.List {
+			continue
+		}
+		dup := false
+		for jj := j + 1; jj < len(t.Ops); jj++ {
+			if t.Ops[jj].Kind == history.Write && t.Ops[jj].Key == o.Key {
+				dup = true
+				break
+			}
+		}
+		if dup {
+			continue
+		}
+		c.install(t, o)
+	}
+	return nil
+}
+
+func (ks *keyState) insertRead(r *read) {
+	n := len(ks.reads)
+	i := n
+	for i > 0 && r.snap.Less(ks.reads[i-1].snap) {
+		i--
+	}
+	ks.reads = append(ks.reads, nil)
+	copy(ks.reads[i+1:], ks.reads[i:n])
+	ks.reads[i] = r
+}
+
+func (c *Checker) matches(ks *keyState, r *read) bool {
+	i := c.at(ks, r.snap)
+	if i < 0 {
+		return c.isInitial(r.v)
+	}
+	return ks.vers[i].v == r.v
+}
+
+func (c *Checker) install(t *Txn, o *Op) {
+	ks := c.key(o.Key)
+	vs := ks.vers
+	// position: after every version with cts ≤ t.cts
+	i := len(vs)
+	for i > 0 && t.CommitTS.Less(vs[i-1].cts) {
+		i--
+	}
+	if !c.ser {
+		if ks.gced && t.StartTS.Less(ks.gcTS) {
+			c.lateNC++
+		}
+		// writers committed within (t.sts, t.cts]
+		for x := i - 1; x >= 0 && t.StartTS.Less(vs[x].cts); x-- {
+			c.noConflict(vs[x].w, t, o.Key, vs[x].cts)
+		}
+		// writers whose interval contains t.cts
+		for x := i; x < len(vs) && vs[x].w.StartTS.Less(t.CommitTS); x++ {
+			c.noConflict(t, vs[x].w, o.Key, t.CommitTS)
+		}
+	}
+	ks.vers = append(ks.vers, version{})
+	copy(ks.vers[i+1:], ks.vers[i:len(vs)])
+	ks.vers[i] = version{cts: t.CommitTS, v: o.V, w: t}
+	// Reads whose visible version is now this one: snap in [cts, next cts).
+	rs := ks.reads
+	lo := sort.Search(len(rs), func(j int) bool { return c.visible(t.CommitTS, rs[j].snap) })
+	for j := lo; j < len(rs); j++ {
+		r := rs[j]
+		if i+1 < len(ks.vers) && c.visible(ks.vers[i+1].cts, r.snap) {
+			break
+		}
+		if r.final || r.t == t {
+			continue
+		}
+		c.rechk++
+		fail := ks.vers[i].v != r.v
+		if fail != r.fail {
+			r.fail = fail
+			r.flips++
+			c.flips++
+		}
+	}
+}
+
+// Tick finalises Ext verdicts older than FinalAfter and discards state
+// below the watermark (see the package comment).
+func (c *Checker) Tick() { c.tick(c.cfg.Now().Add(-c.cfg.FinalAfter)) }
+
+func (c *Checker) tick(before time.Time) {
+	i := 0
+	for ; i < len(c.pending); i++ {
+		r := c.pending[i]
+		if r.t.arrived.After(before) {
+			break
+		}
+		c.finalize(r)
+	}
+	c.pending = c.pending[i:]
+	if cap(c.pending) > 1024 && len(c.pending) < cap(c.pending)/4 {
+		c.pending = append([]*read(nil), c.pending...)
+	}
+	j := 0
+	for ; j < len(c.ptx) && !c.ptx[j].arrived.After(before); j++ {
+	}
+	c.ptx = c.ptx[j:]
+	if cap(c.ptx) > 1024 && len(c.ptx) < cap(c.ptx)/4 {
+		c.ptx = append([]*Txn(nil), c.ptx...)
+	}
+	// watermark
+	w := c.maxSnap
+	for _, t := range c.ptx {
+		if s := c.snap(t); s.Less(w) {
+			w = s
+		}
+	}
+	if !w.Set {
+		return
+	}
+	for k := range c.keys {
+		ks := &c.keys[k]
+		// drop final reads
+		n := 0
+		for _, r := range ks.reads {
+			if !r.final {
+				ks.reads[n] = r
+				n++
+			}
+		}
+		clear(ks.reads[n:])
+		ks.reads = ks.reads[:n]
+		// keep the last version visible at w and everything after it
+		x := c.at(ks, w)
+		if x > 0 {
+			m := copy(ks.vers, ks.vers[x:])
+			clear(ks.vers[m:])
+			ks.vers = ks.vers[:m]
+			ks.gced = true
+			ks.gcTS = ks.vers[0].cts
+		}
+	}
+}
+
+func (c *Checker) finalize(r *read) {
+	if r.final {
+		return
+	}
+	r.final = true
+	if !r.fail {
+		return
+	}
+	t := r.t
+	o := &t.Ops[r.op]
+	ks := &c.keys[o.Key]
+	var state string
+	if i := c.at(ks, r.snap); i >= 0 {
+		v := ks.vers[i]
+		state = fmt.Sprintf("%s, written by %s (cts %s)", c.valString(v.v), name(v.w), v.cts)
+	} else {
+		state = "the initial value"
+	}
+	kind := "value never written (among retained versions)"
+	if c.isInitial(r.v) {
+		kind = "written before the snapshot (the initial value, overwritten)"
+	}
+	for _, v := range ks.vers {
+		if v.v == r.v {
+			if c.visible(v.cts, r.snap) {
+				kind = fmt.Sprintf("written before the snapshot, by %s (cts %s)", name(v.w), v.cts)
+			} else {
+				kind = fmt.Sprintf("written after the snapshot, by %s (sts %s, cts %s)", name(v.w), v.w.StartTS, v.cts)
+			}
+		}
+	}
+	word := "snapshot"
+	if c.ser {
+		word = "commit point"
+	}
+	c.report(TypeExt, c.Keys.String(o.Key), fmt.Sprintf("%s (sts %s, cts %s): op %d (%s) is an external read. At its %s %s the last committed value of %s was %s, but it read %s [%s]. The verdict flipped %d times before becoming final. Ext axiom.",
+		c.txnString(t), t.StartTS, t.CommitTS, r.op, c.opString(o), word, r.snap, c.Keys.String(o.Key), state, c.valString(r.v), kind, r.flips))
+}
+
+func (c *Checker) noConflict(a, b *Txn, k int32, ts history.Timestamp) {
+	c.report(TypeNoConflict, c.Keys.String(k), fmt.Sprintf("%s (sts %s, cts %s) and %s (sts %s, cts %s) both write %s and overlap (one commits at %s inside the other's interval). NoConflict axiom.",
+		c.txnString(a), a.StartTS, a.CommitTS, c.txnString(b), b.StartTS, b.CommitTS, c.Keys.String(k), ts))
+}
+
+func (c *Checker) report(typ, key, expl string) {
+	c.counts[typ]++
+	if len(c.anoms[typ]) < c.cfg.MaxPerType {
+		c.anoms[typ] = append(c.anoms[typ], check.Anomaly{Type: typ, Key: key, Explanation: expl, Txns: []int32{}})
+	}
+}
+
+func name(t *Txn) string { return "T(" + t.ID + ")" }
+
+func (c *Checker) valString(v Val) string {
+	switch v.K {
+	case 0:
+		return "nil"
+	case 2:
+		return c.Strs.String(int32(v.N))
+	}
+	return fmt.Sprint(v.N)
+}
+
+func (c *Checker) opString(o *Op) string {
+	f := "r"
+	switch o.Kind {
+	case history.Write:
+		f = "w"
+	case history.Append:
+		f = "append"
+	}
+	return f + " " + c.Keys.String(o.Key) + " " + c.valString(o.V)
+}
+
+func (c *Checker) txnString(t *Txn) string {
+	var b strings.Builder
+	b.WriteString(name(t))
+	b.WriteString(" [")
+	for j := range t.Ops {
+		if j > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(c.opString(&t.Ops[j]))
+	}
+	b.WriteString("]")
+	return b.String()
+}
+
+// Status is a snapshot of the checker's progress.
+type Status struct {
+	Txns          int64          `json:"txns"`
+	Skipped       int64          `json:"not_committed"`
+	Pending       int            `json:"pending_reads"`
+	Flips         int64          `json:"flips"`
+	Rechecks      int64          `json:"rechecks"`
+	LateUnchecked int64          `json:"late_unchecked"`
+	Violations    map[string]int `json:"violations"`
+	Versions      int            `json:"versions_retained"`
+}
+
+// Status reports progress counters.
+func (c *Checker) Status() Status {
+	s := Status{Txns: c.n, Skipped: c.aborted, Pending: len(c.pending), Flips: c.flips, Rechecks: c.rechk,
+		LateUnchecked: c.late, Violations: map[string]int{}}
+	for k, v := range c.counts {
+		s.Violations[k] = v
+	}
+	for _, r := range c.pending {
+		if r.fail {
+			s.Violations["ext (tentative)"]++
+		}
+	}
+	for i := range c.keys {
+		s.Versions += len(c.keys[i].vers)
+	}
+	return s
+}
+
+// Close finalises every pending verdict and returns the result.
+func (c *Checker) Close() *check.Result {
+	for _, r := range c.pending {
+		c.finalize(r)
+	}
+	c.pending = nil
+	c.ptx = nil
+	r := &check.Result{Checker: "aion", Model: c.cfg.Model}
+	types := make([]string, 0, len(c.counts))
+	for t := range c.counts {
+		types = append(types, t)
+	}
+	slices.Sort(types)
+	r.AnomalyTypes = types
+	r.Anomalies = []check.Anomaly{}
+	for _, t := range types {
+		r.Anomalies = append(r.Anomalies, c.anoms[t]...)
+		if extra := c.counts[t] - len(c.anoms[t]); extra > 0 {
+			if r.Truncated == nil {
+				r.Truncated = map[string]int{}
+			}
+			r.Truncated[t] = extra
+		}
+	}
+	el := c.cfg.Now().Sub(c.start).Seconds()
+	r.Stats = map[string]any{"txns": c.n, "not_committed": c.aborted, "flips": c.flips, "rechecks": c.rechk,
+		"late_unchecked": c.late, "late_noconflict_partial": c.lateNC, "unchecked_list_ops": c.listOps,
+		"seconds": el}
+	if el > 0 {
+		r.Stats["txns_per_second"] = float64(c.n) / el
+	}
+	switch {
+	case len(types) > 0:
+		r.Verdict = check.Invalid
+		r.Not = []string{c.cfg.Model}
+	case c.late > 0:
+		r.Verdict = check.Unknown
+		r.Reason = fmt.Sprintf("%d external reads arrived with a snapshot older than the discarded state (later than --final-after allows) and could not be checked", c.late)
+	case c.listOps > 0 && c.n > 0:
+		r.Verdict = check.Unknown
+		r.Reason = fmt.Sprintf("%d list ops are not checked online; use txray check --checker chronos", c.listOps)
+	default:
+		r.Verdict = check.Valid
+	}
+	if c.lateNC > 0 {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("%d writes arrived below the watermark; their NoConflict checks used retained versions only", c.lateNC))
+	}
+	return r
+}

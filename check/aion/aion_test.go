@@ -1,0 +1,198 @@
+package aion
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/txray/txray/check"
+	"github.com/txray/txray/history"
+)
+
+// tx builds "id sess sts cts op..." with ops like "w x 1", "r x 1", "r x nil".
+func tx(c *Checker, id, sess string, sts, cts int64, ops ...string) *Txn {
+	t := &Txn{ID: id, Session: sess, Status: history.Committed,
+		StartTS: history.Timestamp{P: sts, Set: true}, CommitTS: history.Timestamp{P: cts, Set: true}}
+	for _, s := range ops {
+		f := strings.Fields(s)
+		k, _ := history.ParseKind(f[0])
+		o := Op{Kind: k, Key: c.Keys.Str(f[1])}
+		if f[2] != "nil" {
+			var n int64
+			fmt.Sscan(f[2], &n)
+			o.V = Val{N: n, K: 1}
+		}
+		t.Ops = append(t.Ops, o)
+	}
+	return t
+}
+
+type clock struct{ t time.Time }
+
+func (c *clock) now() time.Time { return c.t }
+
+func newTest(model string) (*Checker, *clock) {
+	ck := &clock{t: time.Unix(1000, 0)}
+	return New(Config{Model: model, FinalAfter: time.Second, Now: ck.now}), ck
+}
+
+// TestLateArrivalFlipFlop: a read first passes, a late write with an
+// earlier commit timestamp makes it fail (flip), a later late write restores
+// the value it read (flip back); the final verdict is valid with 2 flips.
+// Aion (ICDE 2024 §V): Ext verdicts are re-checked on late arrivals.
+func TestLateArrivalFlipFlop(t *testing.T) {
+	c, _ := newTest("snapshot-isolation")
+	add := func(x *Txn) {
+		if err := c.Add(x); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add(tx(c, "1", "a", 1, 2, "w x 1"))
+	add(tx(c, "3", "c", 7, 8, "r x 1"))
+	if st := c.Status(); st.Violations["ext (tentative)"] != 0 {
+		t.Fatalf("tentative ext before late write: %v", st)
+	}
+	add(tx(c, "2", "b", 3, 4, "w x 2"))
+	if st := c.Status(); st.Violations["ext (tentative)"] != 1 || st.Flips != 1 {
+		t.Fatalf("after late write: %+v", st)
+	}
+	add(tx(c, "4", "d", 5, 6, "w x 1"))
+	r := c.Close()
+	if r.Verdict != check.Valid || r.Stats["flips"] != int64(2) {
+		t.Fatalf("final %v flips %v: %v", r.Verdict, r.Stats["flips"], r.Anomalies)
+	}
+}
+
+// TestFinalAfterDelay: once final, a failing Ext read is reported even if a
+// later write would have fixed it (counted in the anomaly's flip count as 0).
+func TestFinalAfterDelay(t *testing.T) {
+	c, ck := newTest("snapshot-isolation")
+	c.Add(tx(c, "1", "a", 1, 2, "w x 1"))
+	c.Add(tx(c, "2", "b", 3, 4, "w x 2"))
+	c.Add(tx(c, "3", "c", 7, 8, "r x 1")) // fails: x = 2 at 7
+	ck.t = ck.t.Add(2 * time.Second)
+	c.Tick()
+	c.Add(tx(c, "4", "d", 5, 6, "w x 1")) // too late to matter
+	r := c.Close()
+	if r.Verdict != check.Invalid || len(r.AnomalyTypes) != 1 || r.AnomalyTypes[0] != TypeExt {
+		t.Fatalf("got %v %v", r.Verdict, r.AnomalyTypes)
+	}
+	t.Log(r.Anomalies[0].Explanation)
+}
+
+// TestAxiomsOnline: one violation of each SI axiom (Chronos §III), arriving
+// out of order.
+func TestAxiomsOnline(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		want string
+		txns func(c *Checker) []*Txn
+	}{
+		{"session", TypeSession, func(c *Checker) []*Txn {
+			return []*Txn{tx(c, "1", "a", 1, 5, "w x 1"), tx(c, "2", "a", 3, 6, "r y nil")}
+		}},
+		{"internal", TypeInternal, func(c *Checker) []*Txn { return []*Txn{tx(c, "1", "a", 1, 2, "w x 1", "r x 2")} }},
+		{"ext-fig15", TypeExt, func(c *Checker) []*Txn {
+			return []*Txn{tx(c, "3", "c", 5, 6, "r x 1"), tx(c, "2", "b", 3, 4, "w x 2"), tx(c, "1", "a", 1, 2, "w x 1")}
+		}},
+		{"noconflict-late", TypeNoConflict, func(c *Checker) []*Txn {
+			return []*Txn{tx(c, "2", "b", 4, 7, "w x 2"), tx(c, "1", "a", 3, 6, "w x 1")}
+		}},
+		{"noconflict-later", TypeNoConflict, func(c *Checker) []*Txn {
+			return []*Txn{tx(c, "1", "a", 3, 6, "w x 1"), tx(c, "2", "b", 4, 7, "w x 2")}
+		}},
+		{"valid", "", func(c *Checker) []*Txn {
+			return []*Txn{tx(c, "2", "b", 3, 4, "r x 1", "w x 2"), tx(c, "1", "a", 1, 2, "w x 1"), tx(c, "3", "a", 5, 6, "r x 2")}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, _ := newTest("snapshot-isolation")
+			for _, x := range tc.txns(c) {
+				if err := c.Add(x); err != nil {
+					t.Fatal(err)
+				}
+			}
+			r := c.Close()
+			got := strings.Join(r.AnomalyTypes, ",")
+			if got != tc.want {
+				t.Fatalf("types %q, want %q: %v", got, tc.want, r.Anomalies)
+			}
+			for _, a := range r.Anomalies {
+				t.Log(a.Explanation)
+			}
+		})
+	}
+}
+
+// TestWatermark: with final-after 0, old versions are discarded; a
+// transaction arriving with a snapshot older than the retained state is
+// counted and makes the verdict unknown.
+func TestWatermark(t *testing.T) {
+	c, _ := newTest("snapshot-isolation")
+	c.cfg.FinalAfter = 0
+	for i := int64(0); i < 100; i++ {
+		c.Add(tx(c, fmt.Sprint(i), "a", 10*i+1, 10*i+2, fmt.Sprintf("w x %d", i)))
+		c.Tick()
+	}
+	if st := c.Status(); st.Versions > 2 {
+		t.Fatalf("versions retained: %d", st.Versions)
+	}
+	c.Add(tx(c, "late", "b", 5, 6, "r x 0"))
+	r := c.Close()
+	if r.Verdict != check.Unknown || r.Stats["late_unchecked"] != int64(1) {
+		t.Fatalf("got %v %v", r.Verdict, r.Stats)
+	}
+}
+
+func TestReader(t *testing.T) {
+	c, _ := newTest("snapshot-isolation")
+	in := `{"txray":1,"db":"x"}
+{"id":"a1","session":"s1","status":"committed","start_ts":1,"commit_ts":{"p":"2","l":0},"ops":[{"f":"w","k":"x","v":1}]}
+[{"id":2,"session":"s2","status":"committed","start_ts":3,"commit_ts":4,"ops":[{"f":"r","k":"x","v":1},{"f":"append","k":"l","v":3}]}]
+`
+	rd := NewReader(strings.NewReader(in), c, "in")
+	n := 0
+	for {
+		x, err := rd.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Add(x)
+		n++
+	}
+	if n != 2 || rd.Skipped != 1 {
+		t.Fatalf("n=%d skipped=%d", n, rd.Skipped)
+	}
+	r := c.Close()
+	if r.Verdict != check.Unknown { // the append is not checked online
+		t.Fatalf("%v", r)
+	}
+	_, err := NewReader(strings.NewReader(`{"id":1,"status":"committed","ops":[{"f":"zz","k":1}]}`), c, "bad").Next()
+	if !history.IsInputError(err) {
+		t.Fatalf("want InputError, got %v", err)
+	}
+}
+
+func FuzzReader(f *testing.F) {
+	f.Add([]byte(`{"id":"a1","session":"s1","status":"committed","start_ts":1,"commit_ts":2,"ops":[{"f":"w","k":"x","v":1}]}`))
+	f.Add([]byte(`[{"id":2,"status":"ok","start_ts":{"p":3},"commit_ts":4,"ops":[{"f":"r","k":1,"v":[1,2]}]}]`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		c, _ := newTest("snapshot-isolation")
+		rd := NewReader(bytes.NewReader(b), c, "fuzz")
+		for i := 0; i < 1000; i++ {
+			x, err := rd.Next()
+			if err != nil {
+				break
+			}
+			c.Add(x)
+		}
+		c.Tick()
+		c.Close()
+	})
+}

@@ -1,0 +1,327 @@
+package aion
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/txray/txray/history"
+	"github.com/txray/txray/history/timekiller"
+)
+
+// Reader decodes native txray transaction records (docs/history-format.md:
+// one JSON object per transaction with id, session, status, start_ts,
+// commit_ts and ops [{f,k,v}]) from a stream of JSON values: JSON Lines, or
+// JSON arrays of such objects (as an HTTP POST body may be). Header lines
+// ({"txray":1,...}) and non-transaction records are skipped and counted.
+type Reader struct {
+	lx      *timekiller.Lexer
+	c       *Checker
+	name    string
+	depth   int // inside a top-level array
+	Skipped int
+	// LineOffset is added to line numbers in errors (for input fed in chunks).
+	LineOffset int
+}
+
+// NewReader returns a reader interning keys and strings in c.
+func NewReader(r io.Reader, c *Checker, name string) *Reader {
+	return &Reader{lx: timekiller.NewLexer(r), c: c, name: name}
+}
+
+func (r *Reader) errf(field, f string, a ...any) error {
+	return history.Errorf(r.name, r.LineOffset+r.lx.Line(), field, f, a...)
+}
+
+func (r *Reader) wrap(field string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if ie, ok := err.(*history.InputError); ok {
+		return ie
+	}
+	if r.lx.Err() != nil {
+		return fmt.Errorf("%s: read error: %w", r.name, r.lx.Err())
+	}
+	return r.errf(field, "%v", err)
+}
+
+// Next returns the next transaction, or io.EOF at the end of input.
+func (r *Reader) Next() (*Txn, error) {
+	lx := r.lx
+	for {
+		c, ok := lx.Peek()
+		if !ok {
+			if lx.Err() != nil {
+				return nil, r.wrap("", lx.Err())
+			}
+			if r.depth > 0 {
+				return nil, r.errf("", "unexpected end of input inside an array")
+			}
+			return nil, io.EOF
+		}
+		switch {
+		case c == '[' && r.depth == 0:
+			lx.Next()
+			r.depth = 1
+			if c2, ok := lx.Peek(); ok && c2 == ']' {
+				lx.Next()
+				r.depth = 0
+			}
+			continue
+		case r.depth > 0 && c == ',':
+			lx.Next()
+			continue
+		case r.depth > 0 && c == ']':
+			lx.Next()
+			r.depth = 0
+			continue
+		case c != '{':
+			return nil, r.errf("", "unexpected %q, want a transaction object", c)
+		}
+		t, skip, err := r.object()
+		if err != nil {
+			return nil, err
+		}
+		if skip {
+			r.Skipped++
+			continue
+		}
+		return t, nil
+	}
+}
+
+func (r *Reader) object() (*Txn, bool, error) {
+	lx := r.lx
+	lx.Next()
+	t := &Txn{Status: history.Committed}
+	skip, sawOps, sawStatus := false, false, false
+	for first := true; ; first = false {
+		more, err := lx.More('}', first)
+		if err != nil {
+			return nil, false, r.wrap("", err)
+		}
+		if !more {
+			break
+		}
+		nb, err := lx.String()
+		if err != nil {
+			return nil, false, r.wrap("", err)
+		}
+		name := string(nb)
+		if err := lx.Expect(':'); err != nil {
+			return nil, false, r.wrap(name, err)
+		}
+		switch name {
+		case "txray":
+			skip = true
+			err = lx.Skip()
+		case "type":
+			var s []byte
+			if s, err = lx.String(); err == nil && string(s) != "txn" {
+				skip = true
+			}
+		case "id":
+			t.ID, err = r.text()
+		case "session":
+			if c, _ := lx.Peek(); c == 'n' {
+				_, err = lx.Literal()
+			} else {
+				t.Session, err = r.text()
+			}
+		case "status":
+			var s []byte
+			if s, err = lx.String(); err == nil {
+				t.Status, err = history.ParseStatus(string(s))
+				sawStatus = true
+			}
+		case "start_ts":
+			t.StartTS, err = r.ts()
+		case "commit_ts":
+			t.CommitTS, err = r.ts()
+		case "ops":
+			sawOps = true
+			err = r.ops(t)
+		default:
+			err = lx.Skip()
+		}
+		if err != nil {
+			return nil, false, r.wrap(name, err)
+		}
+	}
+	if skip {
+		return nil, true, nil
+	}
+	if !sawOps {
+		return nil, false, r.errf("ops", "missing (a transaction needs an \"ops\" array)")
+	}
+	if !sawStatus {
+		return nil, false, r.errf("status", "missing (committed, aborted or unknown)")
+	}
+	return t, false, nil
+}
+
+func (r *Reader) text() (string, error) {
+	c, _ := r.lx.Peek()
+	var b []byte
+	var err error
+	if c == '"' {
+		b, err = r.lx.String()
+	} else {
+		b, err = r.lx.Number()
+	}
+	return string(b), err
+}
+
+func (r *Reader) ts() (history.Timestamp, error) {
+	lx := r.lx
+	c, ok := lx.Peek()
+	if !ok {
+		return history.Timestamp{}, fmt.Errorf("unexpected end of input")
+	}
+	if c == 'n' {
+		_, err := lx.Literal()
+		return history.Timestamp{}, err
+	}
+	if c != '{' {
+		p, err := lx.Int64()
+		return history.Timestamp{P: p, Set: true}, err
+	}
+	lx.Next()
+	ts := history.Timestamp{Set: true}
+	for first := true; ; first = false {
+		more, err := lx.More('}', first)
+		if err != nil || !more {
+			return ts, err
+		}
+		nb, err := lx.String()
+		if err != nil {
+			return ts, err
+		}
+		n := string(nb)
+		if err := lx.Expect(':'); err != nil {
+			return ts, err
+		}
+		switch n {
+		case "p":
+			ts.P, err = lx.Int64()
+		case "l":
+			ts.L, err = lx.Int64()
+		default:
+			err = lx.Skip()
+		}
+		if err != nil {
+			return ts, err
+		}
+	}
+}
+
+func (r *Reader) val() (Val, error) {
+	lx := r.lx
+	c, ok := lx.Peek()
+	if !ok {
+		return Val{}, fmt.Errorf("unexpected end of input")
+	}
+	switch c {
+	case 'n':
+		_, err := lx.Literal()
+		return Val{}, err
+	case '"':
+		b, err := lx.String()
+		if err != nil {
+			return Val{}, err
+		}
+		return Val{N: int64(r.c.Strs.Str(string(b))), K: 2}, nil
+	}
+	n, err := lx.Int64()
+	return Val{N: n, K: 1}, err
+}
+
+func (r *Reader) ops(t *Txn) error {
+	lx := r.lx
+	if err := lx.Expect('['); err != nil {
+		return err
+	}
+	t.Ops = make([]Op, 0, 16)
+	for first := true; ; first = false {
+		more, err := lx.More(']', first)
+		if err != nil || !more {
+			return err
+		}
+		if err := lx.Expect('{'); err != nil {
+			return err
+		}
+		o := Op{Key: -1}
+		kindOK := false
+		for f2 := true; ; f2 = false {
+			more, err := lx.More('}', f2)
+			if err != nil {
+				return err
+			}
+			if !more {
+				break
+			}
+			nb, err := lx.String()
+			if err != nil {
+				return err
+			}
+			var which byte
+			if len(nb) == 1 {
+				which = nb[0]
+			}
+			if err := lx.Expect(':'); err != nil {
+				return err
+			}
+			switch which {
+			case 'f':
+				s, err := lx.String()
+				if err != nil {
+					return err
+				}
+				if o.Kind, kindOK = history.ParseKind(string(s)); !kindOK {
+					return fmt.Errorf("ops[%d].f: unsupported micro-op %q", len(t.Ops), s)
+				}
+			case 'k':
+				c, _ := lx.Peek()
+				if c == '"' {
+					b, err := lx.String()
+					if err != nil {
+						return err
+					}
+					o.Key = r.c.Keys.Str(string(b))
+				} else {
+					n, err := lx.Int64()
+					if err != nil {
+						return fmt.Errorf("ops[%d].k: %v", len(t.Ops), err)
+					}
+					o.Key = r.c.Keys.Int(n)
+				}
+			case 'v':
+				if c, _ := lx.Peek(); c == '[' {
+					o.List = true
+					if err := lx.Skip(); err != nil {
+						return err
+					}
+				} else if o.V, err = r.val(); err != nil {
+					return fmt.Errorf("ops[%d].v: %v", len(t.Ops), err)
+				}
+			default:
+				if err := lx.Skip(); err != nil {
+					return err
+				}
+			}
+		}
+		if !kindOK {
+			return fmt.Errorf("ops[%d].f: missing", len(t.Ops))
+		}
+		if o.Key < 0 && o.Kind != history.PredRead {
+			return fmt.Errorf("ops[%d].k: missing", len(t.Ops))
+		}
+		if o.Kind == history.Append {
+			o.List = true
+		}
+		if o.Kind != history.Read && o.Kind != history.Write && o.Kind != history.Append {
+			o.List = true // predicate reads / increments: not checked online
+		}
+		t.Ops = append(t.Ops, o)
+	}
+}

@@ -1,0 +1,775 @@
+package chronos
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/txray/txray/check"
+	"github.com/txray/txray/history"
+)
+
+// event is a start (kind 1) or commit (kind 0) of transaction txn at ts.
+type event struct {
+	p, l int64
+	txn  int32
+	kind uint8
+}
+
+// version is one committed version of a key: its writer, commit timestamp,
+// and (key-value) the value or (list) the list length after the commit.
+type version struct {
+	cts    history.Timestamp
+	writer int32
+	val    int32
+}
+
+// writerRef is one write of (key, value) for Ext classification.
+type writerRef struct {
+	txn int32
+	op  int32
+}
+
+type run struct {
+	h        *history.History
+	opts     check.Options
+	initZero bool
+	zeroID   int32 // value id of integer 0, or NoValue
+	gc       bool
+	gcEvery  int
+	nkeys    int
+
+	incl []bool // transaction replayed (committed with both timestamps)
+
+	// replay state per key
+	vers  [][]version // committed versions (frontier = last)
+	lists [][]int32   // list model: full committed list, in commit order
+	// per-transaction scratch, valid when epoch[k] == cur
+	epoch    []int32
+	cur      int32
+	intVal   []int32   // kv: last value accessed
+	intOp    []int32   // op index of that access
+	intList  [][]int32 // list: expected list (or own appends when suffix)
+	intSufx  []bool    // list: state is "snapshot + intList" (first access was an append)
+	wroteKey []int32   // epoch stamp of keys written (NoConflict once per key)
+
+	// results
+	anoms           map[string][]check.Anomaly
+	counts          map[string]int
+	extKinds        map[string]int
+	started         []bool
+	windex          map[uint64][]writerRef // lazily built (key,value) -> writes
+	gcRounds        int
+	maxVers         int
+	unchecked       int
+	warnings        []string
+	realtimeUnknown string
+}
+
+func newRun(h *history.History, opts check.Options, initZero, gc bool, gcEvery int) *run {
+	c := &run{h: h, opts: opts, initZero: initZero, gc: gc, gcEvery: gcEvery, zeroID: history.NoValue,
+		anoms: map[string][]check.Anomaly{}, counts: map[string]int{}, extKinds: map[string]int{}}
+	if initZero {
+		if id, ok := h.Values.LookupInt(0); ok {
+			c.zeroID = id
+		}
+	}
+	return c
+}
+
+func (c *run) prepare() error {
+	h := c.h
+	c.nkeys = h.Keys.Len()
+	c.incl = make([]bool, len(h.Txns))
+	missing := 0
+	other := 0
+	for i := range h.Txns {
+		t := &h.Txns[i]
+		if t.Status == history.Aborted {
+			continue
+		}
+		if t.StartTS.Set && t.CommitTS.Set {
+			c.incl[i] = true
+			for j := range t.Ops {
+				if k := t.Ops[j].Kind; k != history.Read && k != history.Write && k != history.Append {
+					other++
+				}
+			}
+		} else if t.Status == history.Committed {
+			missing++
+		}
+	}
+	if missing > 0 {
+		return fmt.Errorf("chronos: %d committed transactions lack a start or commit timestamp; the history does not carry timestamp evidence", missing)
+	}
+	if other > 0 {
+		c.warnings = append(c.warnings, fmt.Sprintf("%d predicate-read or increment ops are not checked by chronos", other))
+	}
+	n := c.nkeys
+	c.vers = make([][]version, n)
+	c.epoch = make([]int32, n)
+	for i := range c.epoch {
+		c.epoch[i] = -1
+	}
+	c.intVal = make([]int32, n)
+	c.intOp = make([]int32, n)
+	c.wroteKey = make([]int32, n)
+	for i := range c.wroteKey {
+		c.wroteKey[i] = -1
+	}
+	for i := range h.Txns {
+		for j := range h.Txns[i].Ops {
+			o := &h.Txns[i].Ops[j]
+			if o.Kind == history.Append || (o.Kind == history.Read && o.IsList) {
+				c.lists = make([][]int32, n)
+				c.intList = make([][]int32, n)
+				c.intSufx = make([]bool, n)
+				return nil
+			}
+		}
+	}
+	return nil
+}
+
+// events builds the sorted event list; commits only when ser.
+func (c *run) events(ser bool) []event {
+	h := c.h
+	n := 0
+	for _, in := range c.incl {
+		if in {
+			n++
+		}
+	}
+	if !ser {
+		n *= 2
+	}
+	ev := make([]event, 0, n)
+	for i := range h.Txns {
+		if !c.incl[i] {
+			continue
+		}
+		t := &h.Txns[i]
+		if !ser {
+			ev = append(ev, event{p: t.StartTS.P, l: t.StartTS.L, txn: int32(i), kind: 1})
+		}
+		ev = append(ev, event{p: t.CommitTS.P, l: t.CommitTS.L, txn: int32(i), kind: 0})
+	}
+	slices.SortFunc(ev, func(a, b event) int {
+		switch {
+		case a.p != b.p:
+			if a.p < b.p {
+				return -1
+			}
+			return 1
+		case a.l != b.l:
+			if a.l < b.l {
+				return -1
+			}
+			return 1
+		case a.kind != b.kind:
+			return int(a.kind) - int(b.kind) // commits before starts
+		}
+		return int(a.txn - b.txn)
+	})
+	return ev
+}
+
+func tsLE(a, b history.Timestamp) bool { return !b.Less(a) }
+
+// replaySI replays start and commit events in timestamp order.
+func (c *run) replaySI(ctx context.Context) error {
+	h := c.h
+	c.session()
+	ev := c.events(false)
+	c.started = make([]bool, len(h.Txns))
+	// active: started, not yet committed transactions in start order.
+	active := make([]int32, 0, 64)
+	head := 0
+	committed := make([]bool, len(h.Txns))
+	ncommit := 0
+	for i, e := range ev {
+		if i&0xffff == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if c.opts.Progress != nil {
+				c.opts.Progress("chronos replay", int64(i), int64(len(ev)))
+			}
+		}
+		t := &h.Txns[e.txn]
+		if e.kind == 1 {
+			if c.started[e.txn] {
+				continue
+			}
+			c.started[e.txn] = true
+			c.startTxn(e.txn, t.StartTS, false)
+			active = append(active, e.txn)
+			continue
+		}
+		if !c.started[e.txn] { // sts == cts: own start precedes own commit
+			c.started[e.txn] = true
+			c.startTxn(e.txn, t.StartTS, false)
+		}
+		c.commitTxn(e.txn, true)
+		committed[e.txn] = true
+		ncommit++
+		if c.gc && ncommit%c.gcEvery == 0 {
+			for head < len(active) && committed[active[head]] {
+				head++
+			}
+			if head > len(active)/2 {
+				active = append(active[:0], active[head:]...)
+				head = 0
+			}
+			var oldest history.Timestamp
+			if head < len(active) {
+				oldest = h.Txns[active[head]].StartTS
+			} else {
+				oldest = t.CommitTS
+			}
+			c.collect(oldest)
+		}
+	}
+	return nil
+}
+
+// replaySER replays commit events in commit order: each transaction reads
+// the state committed before it.
+func (c *run) replaySER(ctx context.Context) error {
+	ev := c.events(true)
+	for i, e := range ev {
+		if i&0xffff == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if c.opts.Progress != nil {
+				c.opts.Progress("chronos replay", int64(i), int64(len(ev)))
+			}
+		}
+		c.startTxn(e.txn, c.h.Txns[e.txn].CommitTS, true)
+		c.commitTxn(e.txn, false)
+		if c.gc && (i+1)%c.gcEvery == 0 {
+			c.collect(c.h.Txns[e.txn].CommitTS)
+		}
+	}
+	return nil
+}
+
+// collect discards versions no longer needed: per key, every version older
+// than the last one committed at or before oldest (the start of the oldest
+// running transaction). Later starts read only the frontier; running
+// transactions need only versions committed after their start (NoConflict).
+func (c *run) collect(oldest history.Timestamp) {
+	c.gcRounds++
+	for k, vs := range c.vers {
+		if len(vs) > c.maxVers {
+			c.maxVers = len(vs)
+		}
+		if len(vs) < 2 {
+			continue
+		}
+		keep := len(vs) - 1
+		for keep > 0 && !tsLE(vs[keep].cts, oldest) {
+			keep--
+		}
+		if keep > 0 {
+			n := copy(vs, vs[keep:])
+			c.vers[k] = vs[:n]
+		}
+	}
+}
+
+// frontier returns the latest committed version of k, ok false for the
+// initial state.
+func (c *run) frontier(k int32) (version, bool) {
+	vs := c.vers[k]
+	if len(vs) == 0 {
+		return version{writer: -1, val: history.NoValue}, false
+	}
+	return vs[len(vs)-1], true
+}
+
+func (c *run) isInitial(v int32) bool {
+	return v == history.NoValue || (c.initZero && v == c.zeroID)
+}
+
+// startTxn checks Int for all reads of t and Ext for its external reads,
+// against the current frontier (the snapshot at snap).
+func (c *run) startTxn(ti int32, snap history.Timestamp, ser bool) {
+	t := &c.h.Txns[ti]
+	c.cur = ti
+	for j := range t.Ops {
+		o := &t.Ops[j]
+		k := o.Key
+		if k < 0 || int(k) >= c.nkeys {
+			continue
+		}
+		seen := c.epoch[k] == ti
+		switch o.Kind {
+		case history.Write:
+			c.epoch[k] = ti
+			c.intVal[k], c.intOp[k] = o.Value, int32(j)
+		case history.Append:
+			if c.intList == nil {
+				continue
+			}
+			if !seen {
+				c.epoch[k] = ti
+				c.intList[k] = c.intList[k][:0]
+				c.intSufx[k] = true
+			}
+			c.intList[k] = append(c.intList[k], o.Value)
+			c.intOp[k] = int32(j)
+		case history.Read:
+			if o.IsList {
+				if o.ListUnknown || c.intList == nil {
+					continue
+				}
+				if seen {
+					exp := c.intList[k]
+					if c.intSufx[k] {
+						// snapshot + own appends: the suffix is Int, the prefix Ext.
+						if len(o.List) < len(exp) || !slices.Equal(o.List[len(o.List)-len(exp):], exp) {
+							c.intViolation(ti, int32(j), k, true)
+						} else {
+							c.extList(ti, int32(j), k, o.List[:len(o.List)-len(exp)], snap, ser)
+						}
+					} else if !slices.Equal(o.List, exp) {
+						c.intViolation(ti, int32(j), k, false)
+					}
+				} else {
+					c.extList(ti, int32(j), k, o.List, snap, ser)
+				}
+				c.epoch[k] = ti
+				c.intList[k] = append(c.intList[k][:0], o.List...)
+				c.intSufx[k] = false
+				c.intOp[k] = int32(j)
+				continue
+			}
+			if seen {
+				if c.intVal[k] != o.Value {
+					c.intViolation(ti, int32(j), k, false)
+				}
+			} else {
+				f, ok := c.frontier(k)
+				match := o.Value == f.val || (!ok && c.isInitial(o.Value))
+				if !match {
+					c.extKV(ti, int32(j), k, o.Value, f, ok, snap, ser)
+				}
+			}
+			c.epoch[k] = ti
+			c.intVal[k], c.intOp[k] = o.Value, int32(j)
+		}
+	}
+}
+
+// commitTxn installs t's final writes per key as new versions; with
+// noconflict it first checks that no version of a written key committed
+// after t's start.
+func (c *run) commitTxn(ti int32, noconflict bool) {
+	t := &c.h.Txns[ti]
+	// Iterate ops in reverse so each key's last write is installed once.
+	for j := len(t.Ops) - 1; j >= 0; j-- {
+		o := &t.Ops[j]
+		if o.Kind != history.Write && o.Kind != history.Append {
+			continue
+		}
+		k := o.Key
+		if k < 0 || int(k) >= c.nkeys || c.wroteKey[k] == ti {
+			continue
+		}
+		c.wroteKey[k] = ti
+		if noconflict {
+			vs := c.vers[k]
+			for x := len(vs) - 1; x >= 0 && t.StartTS.Less(vs[x].cts); x-- {
+				c.noConflict(vs[x].writer, ti, k, vs[x].cts)
+			}
+		}
+		v := version{cts: t.CommitTS, writer: ti, val: o.Value}
+		if o.Kind == history.Append && c.lists != nil {
+			// append all of t's appends to k, in program order
+			for jj := 0; jj <= j; jj++ {
+				if p := &t.Ops[jj]; p.Kind == history.Append && p.Key == k {
+					c.lists[k] = append(c.lists[k], p.Value)
+				}
+			}
+			v.val = int32(len(c.lists[k]))
+		}
+		c.vers[k] = append(c.vers[k], v)
+	}
+}
+
+// --- anomaly recording --------------------------------------------------
+
+func (c *run) capped(typ string) bool {
+	c.counts[typ]++
+	return len(c.anoms[typ]) >= c.opts.MaxPerType()
+}
+
+func (c *run) add(a check.Anomaly) {
+	a.Ops = map[int32]string{}
+	for _, t := range a.Txns {
+		if t >= 0 {
+			a.Ops[t] = c.h.TxnString(t)
+		}
+	}
+	c.anoms[a.Type] = append(c.anoms[a.Type], a)
+}
+
+func (c *run) ts(ti int32) string {
+	t := &c.h.Txns[ti]
+	return "sts " + t.StartTS.String() + ", cts " + t.CommitTS.String()
+}
+
+func (c *run) session() {
+	h := c.h
+	last := map[int32]int32{}
+	// History order is session order within a session; sort by Seq to be sure.
+	idx := make([]int32, 0, len(h.Txns))
+	for i := range h.Txns {
+		if c.incl[i] && h.Txns[i].Session >= 0 {
+			idx = append(idx, int32(i))
+		}
+	}
+	slices.SortStableFunc(idx, func(a, b int32) int {
+		ta, tb := &h.Txns[a], &h.Txns[b]
+		if ta.Session != tb.Session {
+			return int(ta.Session - tb.Session)
+		}
+		return int(ta.Seq - tb.Seq)
+	})
+	for _, i := range idx {
+		t := &h.Txns[i]
+		if p, ok := last[t.Session]; ok {
+			pt := &h.Txns[p]
+			if t.StartTS.Less(pt.CommitTS) && !c.capped(TypeSession) {
+				c.add(check.Anomaly{Type: TypeSession, Txns: []int32{p, i},
+					Explanation: fmt.Sprintf("%s and %s are consecutive in session %s, but %s started at %s, before its predecessor %s committed at %s: its snapshot does not include its own session's previous transaction. Session axiom: a transaction's snapshot must follow its session predecessor's commit (prev.cts ≤ next.sts).",
+						h.TxnString(p), h.TxnString(i), h.Sessions.String(t.Session), h.TxnName(i), t.StartTS, h.TxnName(p), pt.CommitTS)})
+			}
+		}
+		last[t.Session] = i
+	}
+}
+
+func (c *run) intViolation(ti, op, k int32, suffix bool) {
+	if c.capped(TypeInternal) {
+		return
+	}
+	h := c.h
+	t := &h.Txns[ti]
+	o := &t.Ops[op]
+	prev := c.intOp[k]
+	var want string
+	if o.IsList {
+		if suffix {
+			want = fmt.Sprintf("a list ending with its own appends %s", h.ListString(c.intList[k]))
+		} else {
+			want = h.ListString(c.intList[k]) + " (what it read earlier plus its own appends since)"
+		}
+	} else {
+		want = h.ValueName(c.intVal[k])
+	}
+	c.add(check.Anomaly{Type: TypeInternal, Txns: []int32{ti}, Key: h.KeyName(k),
+		Explanation: fmt.Sprintf("%s: op %d (%s) follows op %d (%s) on the same key %s in the same transaction, so it must return %s, but it returned %s. Int axiom: a read of a key the transaction already accessed returns the value of its last access.",
+			h.TxnString(ti), op, h.OpString(o), prev, h.OpString(&t.Ops[prev]), h.KeyName(k), want, readText(h, o))})
+}
+
+func readText(h *history.History, o *history.Op) string {
+	if o.IsList {
+		return h.ListString(o.List)
+	}
+	return h.ValueName(o.Value)
+}
+
+// buildIndex indexes every write/append of every transaction by (key, value).
+func (c *run) buildIndex() {
+	if c.windex != nil {
+		return
+	}
+	c.windex = map[uint64][]writerRef{}
+	for i := range c.h.Txns {
+		t := &c.h.Txns[i]
+		for j := range t.Ops {
+			o := &t.Ops[j]
+			if o.Kind == history.Write || o.Kind == history.Append {
+				kv := uint64(uint32(o.Key))<<32 | uint64(uint32(o.Value))
+				c.windex[kv] = append(c.windex[kv], writerRef{int32(i), int32(j)})
+			}
+		}
+	}
+}
+
+// Ext failure classes.
+const (
+	extNever       = "value never written"
+	extBefore      = "written before the snapshot"
+	extUncommitted = "written by an uncommitted or aborted transaction"
+	extAfter       = "written after the snapshot"
+	extNotVersion  = "not any committed version"
+)
+
+// classify finds who wrote (k, v) relative to the snapshot at snap.
+func (c *run) classify(ti, k, v int32, snap history.Timestamp, ser bool) (string, writerRef) {
+	c.buildIndex()
+	refs := c.windex[uint64(uint32(k))<<32|uint64(uint32(v))]
+	var before, after, unc = writerRef{-1, -1}, writerRef{-1, -1}, writerRef{-1, -1}
+	for _, r := range refs {
+		w := &c.h.Txns[r.txn]
+		switch {
+		case !c.incl[r.txn]:
+			unc = r
+		case r.txn == ti:
+			after = r
+		case tsLE(w.CommitTS, snap) && !(ser && !w.CommitTS.Less(snap) && r.txn > ti):
+			before = r
+		default:
+			if after.txn < 0 {
+				after = r
+			}
+		}
+	}
+	switch {
+	case before.txn >= 0:
+		return extBefore, before
+	case after.txn >= 0:
+		return extAfter, after
+	case unc.txn >= 0:
+		return extUncommitted, unc
+	}
+	return extNever, writerRef{-1, -1}
+}
+
+func (c *run) writerText(r writerRef, k int32, v int32) string {
+	h := c.h
+	if r.txn < 0 {
+		return "no transaction wrote " + h.ValueName(v) + " to " + h.KeyName(k)
+	}
+	t := &h.Txns[r.txn]
+	s := fmt.Sprintf("%s was written by %s (op %d", h.ValueName(v), h.TxnName(r.txn), r.op)
+	if c.incl[r.txn] {
+		s += ", " + c.ts(r.txn) + ")"
+	} else {
+		s += ", status " + t.Status.String() + ", never committed)"
+	}
+	return s
+}
+
+func (c *run) snapWord(ser bool) string {
+	if ser {
+		return "commit point"
+	}
+	return "snapshot"
+}
+
+func (c *run) extKV(ti, op, k, v int32, f version, fok bool, snap history.Timestamp, ser bool) {
+	kind, ref := extNever, writerRef{-1, -1}
+	if c.isInitial(v) {
+		kind = extBefore // the initial value, overwritten before the snapshot
+	} else {
+		kind, ref = c.classify(ti, k, v, snap, ser)
+	}
+	c.extKinds[kind]++
+	if c.capped(TypeExt) {
+		return
+	}
+	h := c.h
+	o := &h.Txns[ti].Ops[op]
+	var state string
+	if fok {
+		state = fmt.Sprintf("%s, written by %s (cts %s)", h.ValueName(f.val), h.TxnName(f.writer), f.cts)
+	} else {
+		state = "the initial value (" + c.initName() + "), no transaction having committed " + h.KeyName(k) + " yet"
+	}
+	var why string
+	switch {
+	case c.isInitial(v):
+		why = "it read the initial value, which was overwritten before its " + c.snapWord(ser)
+	default:
+		why = c.writerText(ref, k, v)
+	}
+	txns := []int32{ti}
+	if f.writer >= 0 {
+		txns = append(txns, f.writer)
+	}
+	if ref.txn >= 0 && ref.txn != ti && ref.txn != f.writer {
+		txns = append(txns, ref.txn)
+	}
+	c.add(check.Anomaly{Type: TypeExt, Txns: txns, Key: h.KeyName(k),
+		Explanation: fmt.Sprintf("%s (%s): op %d (%s) is its first access to %s, an external read. At its %s %s the last committed value of %s was %s, but it read %s; %s [%s]. %s",
+			h.TxnString(ti), c.ts(ti), op, h.OpString(o), h.KeyName(k), c.snapWord(ser), snap, h.KeyName(k), state, h.ValueName(v), why, kind, c.axiom(ser))})
+}
+
+func (c *run) axiom(ser bool) string {
+	if ser {
+		return "Serializability (commit-order replay): a transaction's reads must return the latest state committed before its commit timestamp."
+	}
+	return "Ext axiom: an external read returns the value of the last transaction that committed the key at or before the reader's start timestamp."
+}
+
+func (c *run) initName() string {
+	if c.initZero {
+		return "0"
+	}
+	return "null"
+}
+
+func (c *run) extList(ti, op, k int32, got []int32, snap history.Timestamp, ser bool) {
+	exp := c.lists[k]
+	if slices.Equal(got, exp) {
+		return
+	}
+	h := c.h
+	f, fok := c.frontier(k)
+	kind := extNotVersion
+	var ref writerRef = writerRef{-1, -1}
+	switch {
+	case len(got) < len(exp) && slices.Equal(got, exp[:len(got)]):
+		kind = extBefore
+	case len(got) > len(exp) && slices.Equal(got[:len(exp)], exp):
+		kind, ref = c.classify(ti, k, got[len(exp)], snap, ser)
+	default:
+		// find the first element that differs; classify it if never written
+		for x := range got {
+			if x >= len(exp) || got[x] != exp[x] {
+				if kk, r := c.classify(ti, k, got[x], snap, ser); kk == extNever || kk == extUncommitted {
+					kind, ref = kk, r
+				}
+				break
+			}
+		}
+	}
+	c.extKinds[kind]++
+	if c.capped(TypeExt) {
+		return
+	}
+	o := &h.Txns[ti].Ops[op]
+	state := "the empty list (no append committed yet)"
+	txns := []int32{ti}
+	if fok {
+		state = fmt.Sprintf("%s, last appended by %s (cts %s)", h.ListString(exp), h.TxnName(f.writer), f.cts)
+		txns = append(txns, f.writer)
+	}
+	why := ""
+	switch kind {
+	case extBefore:
+		why = fmt.Sprintf("it read a prefix of length %d: versions committed before its %s are missing", len(got), c.snapWord(ser))
+	case extNotVersion:
+		why = "the list it read was never the committed state of the key"
+	default:
+		v := got[len(exp)]
+		if kind == extNever || kind == extUncommitted {
+			for x := range got {
+				if x >= len(exp) || got[x] != exp[x] {
+					v = got[x]
+					break
+				}
+			}
+		}
+		why = c.writerText(ref, k, v)
+		if ref.txn >= 0 && ref.txn != ti && ref.txn != f.writer {
+			txns = append(txns, ref.txn)
+		}
+	}
+	c.add(check.Anomaly{Type: TypeExt, Txns: txns, Key: h.KeyName(k),
+		Explanation: fmt.Sprintf("%s (%s): op %d (%s) reads %s externally. At its %s %s the committed list of %s was %s, but it read %s; %s [%s]. %s",
+			h.TxnString(ti), c.ts(ti), op, h.OpString(o), h.KeyName(k), c.snapWord(ser), snap, h.KeyName(k), state, h.ListString(got), why, kind, c.axiom(ser))})
+}
+
+func (c *run) noConflict(w, ti, k int32, wcts history.Timestamp) {
+	if c.capped(TypeNoConflict) {
+		return
+	}
+	h := c.h
+	t := &h.Txns[ti]
+	c.add(check.Anomaly{Type: TypeNoConflict, Txns: []int32{w, ti}, Key: h.KeyName(k),
+		Explanation: fmt.Sprintf("%s (%s) and %s (%s) both write %s, and they are concurrent: %s committed at %s, after %s started at %s and before it committed at %s. NoConflict axiom: concurrent transactions must not write the same key.",
+			h.TxnString(w), c.ts(w), h.TxnString(ti), c.ts(ti), h.KeyName(k), h.TxnName(w), wcts, h.TxnName(ti), t.StartTS, t.CommitTS)})
+}
+
+// realtime checks that commit order respects client real time: for each T2,
+// the transaction with the earliest completion among those with a later
+// commit timestamp must not have completed before T2 was invoked.
+func (c *run) realtime() {
+	h := c.h
+	idx := make([]int32, 0, len(h.Txns))
+	for i := range h.Txns {
+		if c.incl[i] && h.Txns[i].HasTime {
+			idx = append(idx, int32(i))
+		}
+	}
+	if len(idx) == 0 || !h.Evidence.ClientTime {
+		c.realtimeUnknown = "strict-serializable needs client invoke/complete times on every transaction to check real-time order; the history has none, so only serializability was checked"
+		if len(idx) == 0 {
+			return
+		}
+	}
+	slices.SortFunc(idx, func(a, b int32) int {
+		if x := h.Txns[a].CommitTS.Compare(h.Txns[b].CommitTS); x != 0 {
+			return x
+		}
+		return int(a - b)
+	})
+	minC := int32(-1)
+	for x := len(idx) - 1; x >= 0; x-- {
+		i := idx[x]
+		t := &h.Txns[i]
+		if minC >= 0 {
+			a := &h.Txns[minC]
+			if a.Complete < t.Invoke && t.CommitTS.Less(a.CommitTS) && !c.capped(TypeRealtime) {
+				c.add(check.Anomaly{Type: TypeRealtime, Txns: []int32{minC, i},
+					Explanation: fmt.Sprintf("%s completed at %d, before %s was invoked at %d, yet %s committed at %s, before %s's commit at %s. Strict serializability: the commit order must extend the real-time order of transactions.",
+						h.TxnString(minC), a.Complete, h.TxnString(i), t.Invoke, h.TxnName(i), t.CommitTS, h.TxnName(minC), a.CommitTS)})
+			}
+		}
+		if minC < 0 || t.Complete < h.Txns[minC].Complete {
+			minC = i
+		}
+	}
+}
+
+func (c *run) result(r *check.Result, m string) {
+	types := make([]string, 0, len(c.counts))
+	for t := range c.counts {
+		types = append(types, t)
+	}
+	slices.Sort(types)
+	for _, t := range types {
+		r.Anomalies = append(r.Anomalies, c.anoms[t]...)
+		if extra := c.counts[t] - len(c.anoms[t]); extra > 0 {
+			if r.Truncated == nil {
+				r.Truncated = map[string]int{}
+			}
+			r.Truncated[t] = extra
+		}
+	}
+	st := map[string]any{}
+	replayed := 0
+	for _, in := range c.incl {
+		if in {
+			replayed++
+		}
+	}
+	st["txns"] = len(c.h.Txns)
+	st["replayed"] = replayed
+	st["keys"] = c.nkeys
+	st["initial_value"] = c.initName()
+	st["gc"] = c.gc
+	st["gc_rounds"] = c.gcRounds
+	for t, n := range c.counts {
+		st["violations_"+t] = n
+	}
+	for k, n := range c.extKinds {
+		st["ext_"+strings.ReplaceAll(k, " ", "_")] = n
+	}
+	r.Stats = st
+	r.Warnings = append(r.Warnings, c.warnings...)
+	finish(r)
+	if r.Verdict == check.Valid && m == ModelStrictSER && c.realtimeUnknown != "" {
+		r.Verdict = check.Unknown
+		r.Reason = c.realtimeUnknown
+	} else if c.realtimeUnknown != "" {
+		r.Warnings = append(r.Warnings, c.realtimeUnknown)
+	}
+}

@@ -1,0 +1,303 @@
+// Package elle implements Elle's black-box isolation checkers (Kingsbury &
+// Alvaro, "Elle: Inferring Isolation Anomalies from Experimental
+// Observations", VLDB 2020) on txray's history model:
+//
+//   - "list-append": transactions append unique elements to lists and read
+//     whole lists, which reveals each key's version order (§3, §5.1);
+//   - "rw-register": transactions write unique values to registers and read
+//     them; version orders are partially inferred (§5.2, and jepsen-io/elle's
+//     rw-register: initial state, writes-follow-reads, sequential-keys,
+//     linearizable-keys).
+//
+// Both build a dependency graph (Adya 1999 §3: ww, wr, rw edges; Elle §4
+// adds process and realtime edges when the model needs them) with package
+// graph, search it for the cycle anomalies the model prohibits, and report
+// the non-cycle anomalies Elle defines (G1a, G1b, internal, future-read,
+// incompatible-order, duplicate-elements, dirty-update, lost-update,
+// cyclic-versions, and for list-append garbage-versions). Every anomaly is
+// explained edge by edge. Results are finished by check.Result.Finish, which
+// sets the verdict and the models the anomalies rule out.
+//
+// The checkers register themselves with package check from init.
+package elle
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/txray/txray/check"
+	"github.com/txray/txray/graph"
+	"github.com/txray/txray/history"
+	"github.com/txray/txray/model"
+)
+
+func init() {
+	check.Register(ListAppend{})
+	check.Register(RWRegister{})
+}
+
+// ListAppend is the list-append checker ("list-append").
+type ListAppend struct{}
+
+// Name implements check.Checker.
+func (ListAppend) Name() string { return "list-append" }
+
+// Doc implements check.Checker.
+func (ListAppend) Doc() string {
+	return "Elle list-append: version orders from list reads, dependency cycles and Elle's non-cycle anomalies"
+}
+
+// Applies implements check.Checker: rank 60 when h has append ops.
+func (ListAppend) Applies(h *history.History, _ string) (int, string) {
+	if h == nil {
+		return 0, "no history"
+	}
+	if hasKind(h, history.Append) {
+		return 60, ""
+	}
+	return 0, "the history has no append operations (list-append needs [:append k v] micro-ops)"
+}
+
+// Check implements check.Checker.
+func (ListAppend) Check(ctx context.Context, h *history.History, opts check.Options) (*check.Result, error) {
+	return checkListAppend(ctx, h, opts)
+}
+
+// RWRegister is the read-write register checker ("rw-register").
+type RWRegister struct{}
+
+// Name implements check.Checker.
+func (RWRegister) Name() string { return "rw-register" }
+
+// Doc implements check.Checker.
+func (RWRegister) Doc() string {
+	return "Elle rw-register: wr edges from unique writes, inferred version orders, dependency cycles"
+}
+
+// Applies implements check.Checker: rank 50 when h has write ops and no
+// append ops.
+func (RWRegister) Applies(h *history.History, _ string) (int, string) {
+	if h == nil {
+		return 0, "no history"
+	}
+	if hasKind(h, history.Append) {
+		return 0, "the history has append operations (use list-append)"
+	}
+	if hasKind(h, history.Write) {
+		return 50, ""
+	}
+	return 0, "the history has no write operations (rw-register needs [:w k v] micro-ops)"
+}
+
+// Check implements check.Checker.
+func (RWRegister) Check(ctx context.Context, h *history.History, opts check.Options) (*check.Result, error) {
+	return checkRWRegister(ctx, h, opts)
+}
+
+func hasKind(h *history.History, k history.Kind) bool {
+	for i := range h.Txns {
+		for j := range h.Txns[i].Ops {
+			if h.Txns[i].Ops[j].Kind == k {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// plan is what the model asks of the graph stage.
+type plan struct {
+	model    string   // canonical model (or the name given, if unknown)
+	types    []string // cycle anomaly types to search
+	process  bool     // add session order
+	realtime bool     // add realtime order
+}
+
+// planFor derives the cycle types to search from the anomalies the model
+// prohibits (Elle's prohibited-anomaly-types); process and realtime edges
+// are only added when a prohibited type needs them (Elle's
+// additional-graphs). An unknown model searches every type.
+func planFor(m string) plan {
+	if m == "" {
+		m = check.DefaultModel
+	}
+	p := plan{model: m}
+	if c, err := model.Canonical(m); err == nil {
+		p.model = c
+	}
+	var want []string
+	if pa := model.ProhibitedAnomalies(m); pa != nil {
+		want = pa
+	} else {
+		want = graph.CycleTypes()
+	}
+	seen := map[string]bool{}
+	for _, a := range want {
+		if !graph.IsCycleType(a) || seen[a] {
+			continue
+		}
+		seen[a] = true
+		p.types = append(p.types, a)
+		if strings.HasSuffix(a, "-realtime") {
+			p.realtime = true
+			p.process = true
+		}
+		if strings.HasSuffix(a, "-process") {
+			p.process = true
+		}
+	}
+	return p
+}
+
+// stats collects counters and per-phase timings for Result.Stats.
+type stats struct {
+	m     map[string]any
+	t0    time.Time
+	phase map[string]float64
+}
+
+func newStats() *stats {
+	return &stats{m: map[string]any{}, t0: time.Now(), phase: map[string]float64{}}
+}
+
+// lap records the time since the previous lap under name (milliseconds).
+func (s *stats) lap(name string) {
+	now := time.Now()
+	s.phase[name] = float64(now.Sub(s.t0).Microseconds()) / 1000
+	s.t0 = now
+}
+
+func (s *stats) done() map[string]any {
+	s.m["phase_ms"] = s.phase
+	return s.m
+}
+
+func progress(opts check.Options, phase string, done, total int64) {
+	if opts.Progress != nil {
+		opts.Progress(phase, done, total)
+	}
+}
+
+// included reports whether a transaction is a graph node: committed and
+// unknown-outcome transactions are (Elle's h/possible); aborted ones are not.
+func included(t *history.Txn) bool { return t.Status != history.Aborted }
+
+// cycleStage adds the process/realtime orders the plan needs, builds the
+// graph, searches it and appends explained cycle anomalies to r.
+func cycleStage(ctx context.Context, h *history.History, b *graph.Builder, p plan, opts check.Options,
+	ex graph.Explainer, col *collector, r *check.Result, st *stats) {
+	if p.process {
+		b.AddProcessOrder(h, included)
+	}
+	if p.realtime {
+		if h.Evidence.ClientTime || anyTime(h) {
+			b.AddRealtimeOrder(h, included)
+		} else {
+			r.Warnings = append(r.Warnings, "the model "+p.model+" constrains real-time order, but the history has no client times: realtime anomalies were not checked")
+		}
+	}
+	g := b.Build()
+	st.lap("graph_build")
+	st.m["edges"] = g.NumEdges()
+	st.m["realtime"] = g.HasRealtime()
+	st.m["cycle_types_searched"] = len(p.types)
+	if g.NumEdges() == 0 && !g.HasRealtime() {
+		// Elle's empty-transaction-graph: no dependency at all could be
+		// inferred, so the graph check proves nothing.
+		col.add(model.EmptyTransactionGraph, func() check.Anomaly {
+			return check.Anomaly{Explanation: "no dependency between transactions could be inferred (no transaction observed another's writes, and no session or real-time order applies), so no cycle check was possible"}
+		})
+		return
+	}
+	progress(opts, "cycles", 0, 1)
+	cycles, complete, reason := g.FindCycles(ctx, graph.SearchOptions{Types: p.types, MaxPerType: opts.MaxPerType(), Budget: opts.Budget})
+	st.lap("cycle_search")
+	progress(opts, "cycles", 1, 1)
+	for _, c := range cycles {
+		c := c
+		col.add(c.Type, func() check.Anomaly {
+			steps, text := g.Explain(c, h, ex)
+			txns := c.Txns()
+			return check.Anomaly{Txns: txns, Cycle: steps, Explanation: text, Ops: opsOf(h, txns...)}
+		})
+	}
+	if len(cycles) > 0 {
+		mask := graph.WW | graph.WR | graph.RW
+		if p.process {
+			mask |= graph.Process
+		}
+		if p.realtime {
+			mask |= graph.Realtime
+		}
+		sccs := g.SCCs(mask)
+		sizes := make([]int, 0, min(len(sccs), 16))
+		largest := 0
+		for i, c := range sccs {
+			if i < 16 {
+				sizes = append(sizes, len(c))
+			}
+			largest = max(largest, len(c))
+		}
+		st.m["sccs"] = len(sccs)
+		st.m["scc_sizes"] = sizes
+		st.m["largest_scc"] = largest
+		st.lap("scc_stats")
+	} else {
+		st.m["sccs"] = 0
+	}
+	if !complete {
+		col.add(model.CycleSearchTimeout, func() check.Anomaly {
+			return check.Anomaly{Explanation: "the cycle search did not finish: " + reason + "; anomalies that were not found may still exist"}
+		})
+		r.Reason = reason
+	}
+}
+
+func anyTime(h *history.History) bool {
+	for i := range h.Txns {
+		if h.Txns[i].HasTime {
+			return true
+		}
+	}
+	return false
+}
+
+// newResult starts a result for checker name.
+func newResult(name string, opts check.Options, p plan) *check.Result {
+	return &check.Result{Checker: name, Model: p.model}
+}
+
+// unknownResult finishes r as Unknown with reason (the check could not be
+// carried out on this history).
+func unknownResult(r *check.Result, reason string, st *stats) *check.Result {
+	r.Verdict = check.Unknown
+	r.Reason = reason
+	r.Stats = st.done()
+	r.Finish()
+	return r
+}
+
+// cancelled reports a context cancellation as an Unknown verdict.
+func cancelled(ctx context.Context, r *check.Result, st *stats) (*check.Result, bool) {
+	if err := ctx.Err(); err != nil {
+		return unknownResult(r, "check cancelled: "+err.Error(), st), true
+	}
+	return nil, false
+}
+
+func unsupportedReason(h *history.History, what string, txns []int32, n int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "the history has %d transaction(s) with operations other than %s, which this checker cannot interpret; e.g. ", n, what)
+	for i, t := range txns {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(h.TxnString(t))
+		if i == 2 {
+			break
+		}
+	}
+	return b.String()
+}
