@@ -77,7 +77,7 @@ func (t *textWriter) input(in *Input, verbose bool) {
 		}
 	}
 	if in.Elapsed > 0 {
-		t.line("", "elapsed: "+in.Elapsed.Round(time.Millisecond).String())
+		t.line("", "elapsed: "+roundDuration(in.Elapsed).String())
 	}
 }
 
@@ -342,4 +342,15 @@ func clean(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// roundDuration keeps about three significant digits: 1.234s, 12.35ms, 85µs.
+func roundDuration(d time.Duration) time.Duration {
+	switch {
+	case d >= time.Second:
+		return d.Round(time.Millisecond)
+	case d >= time.Millisecond:
+		return d.Round(10 * time.Microsecond)
+	}
+	return d.Round(time.Microsecond)
 }

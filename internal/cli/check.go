@@ -209,14 +209,6 @@ func checkHistory(cmd *cobra.Command, file string, h *history.History, f *checkF
 		}
 		in.Results = append(in.Results, r)
 	}
-	if len(checkers) == 0 {
-		reasons := []string{}
-		for n, why := range notApp {
-			reasons = append(reasons, n+": "+why)
-		}
-		in.Results = append(in.Results, &check.Result{Checker: "none", Model: mdl, Verdict: check.Unknown,
-			Reason: "no checker applies to this history (" + strings.Join(reasons, "; ") + ")"})
-	}
 	in.Elapsed = time.Since(start)
 	w := cmd.OutOrStdout()
 	if f.json {
@@ -231,6 +223,9 @@ func checkHistory(cmd *cobra.Command, file string, h *history.History, f *checkF
 }
 
 func verdictCode(rs []*check.Result) int {
+	if len(rs) == 0 {
+		return ExitUnknown // no checker applied
+	}
 	code := ExitValid
 	for _, r := range rs {
 		switch r.Verdict {
