@@ -284,6 +284,7 @@ type Reader struct {
 	chunk  int       // current chunk index
 	used   int       // used in current chunk
 	names  map[string]string
+	cache  [256]string
 	sbuf   []byte
 	depth  int
 }
@@ -607,22 +608,32 @@ func isSymbolStart(c byte) bool {
 	return c >= 0x80
 }
 
-func isDelim(c byte) bool {
-	switch c {
-	case ' ', '\t', '\n', '\r', ',', '\f', '\v', '(', ')', '[', ']', '{', '}', '"', ';', '\\':
-		return true
+var delims = func() (t [256]bool) {
+	for _, c := range []byte(" \t\n\r,\f\v()[]{}\";\\") {
+		t[c] = true
 	}
-	return false
-}
+	return t
+}()
+
+var jsonDelims = func() (t [256]bool) {
+	t = delims
+	t[':'] = true
+	return t
+}()
+
+func isDelim(c byte) bool { return delims[c] }
 
 // token reads bytes up to a delimiter. The result aliases the buffer and is
 // valid until the next read.
 func (r *Reader) token() []byte {
 	start := r.pos
+	tab := &delims
+	if r.JSON {
+		tab = &jsonDelims
+	}
 	for {
 		for r.pos < r.end {
-			c := r.buf[r.pos]
-			if isDelim(c) || (r.JSON && c == ':') {
+			if tab[r.buf[r.pos]] {
 				return r.buf[start:r.pos]
 			}
 			r.pos++
@@ -639,6 +650,25 @@ func (r *Reader) token() []byte {
 }
 
 func (r *Reader) intern(b []byte) string {
+	// A direct-mapped cache in front of the map: histories repeat a handful
+	// of keywords (:type :ok :value :append ...) on every line.
+	var h uint32
+	if len(b) > 0 {
+		h = uint32(len(b))*31 + uint32(b[0])*7 + uint32(b[len(b)-1])
+		if len(b) > 2 {
+			h = h*131 + uint32(b[1])
+		}
+	}
+	slot := &r.cache[h%uint32(len(r.cache))]
+	if *slot == string(b) && len(b) > 0 {
+		return *slot
+	}
+	s := r.internMap(b)
+	*slot = s
+	return s
+}
+
+func (r *Reader) internMap(b []byte) string {
 	if s, ok := r.names[string(b)]; ok {
 		return s
 	}
@@ -792,7 +822,46 @@ func (r *Reader) coll(v Value, kind Kind, close byte) (Value, error) {
 	r.depth++
 	defer func() { r.depth-- }()
 	start := len(r.stack)
+	tab := &delims
+	if r.JSON {
+		tab = &jsonDelims
+	}
 	for {
+		// Fast paths for the common items of a history (integers and
+		// keywords wholly inside the buffer); everything else goes through
+		// Peek and value.
+		r.skipSpace()
+		if r.pos < r.end {
+			c := r.buf[r.pos]
+			if c == close {
+				r.pos++
+				break
+			}
+			if c >= '0' && c <= '9' {
+				j, n := r.pos, uint64(0)
+				for j < r.end && j-r.pos < 18 && r.buf[j] >= '0' && r.buf[j] <= '9' {
+					n = n*10 + uint64(r.buf[j]-'0')
+					j++
+				}
+				if j < r.end && tab[r.buf[j]] {
+					col := int32(r.base + int64(r.pos) - r.lineStart + 1)
+					r.stack = append(r.stack, Value{Kind: Int, I: int64(n), Line: int32(r.line), Col: col})
+					r.pos = j
+					continue
+				}
+			} else if c == ':' && !r.JSON {
+				j := r.pos + 1
+				for j < r.end && !tab[r.buf[j]] {
+					j++
+				}
+				if j < r.end && j > r.pos+1 && r.buf[r.pos+1] != ':' {
+					col := int32(r.base + int64(r.pos) - r.lineStart + 1)
+					r.stack = append(r.stack, Value{Kind: Keyword, Str: r.intern(r.buf[r.pos+1 : j]), Line: int32(r.line), Col: col})
+					r.pos = j
+					continue
+				}
+			}
+		}
 		c, err := r.Peek()
 		if err != nil {
 			r.stack = r.stack[:start]
@@ -819,7 +888,6 @@ func (r *Reader) coll(v Value, kind Kind, close byte) (Value, error) {
 	}
 	v.Items = r.alloc(n)
 	copy(v.Items, r.stack[start:])
-	clear(r.stack[start:])
 	r.stack = r.stack[:start]
 	return v, nil
 }
