@@ -41,7 +41,7 @@ func decodeString(t *testing.T, src string) (*history.History, error) {
 }
 
 func TestSharedTestdata(t *testing.T) {
-	dir := "/work/shared/testdata/elle"
+	dir := "../../testdata/external/elle"
 	cases := []struct {
 		file     string
 		want     string
@@ -68,7 +68,7 @@ T3 (41) [append 6 2, r 9 [2]] s=9/0 t=0..0
 		t.Run(c.file, func(t *testing.T) {
 			path := filepath.Join(dir, c.file)
 			if _, err := os.Stat(path); err != nil {
-				t.Skip("shared testdata not present")
+				t.Fatal("testdata/external missing: it is part of the repository")
 			}
 			h, err := history.DecodeFile(path, "", history.DecodeOptions{})
 			if err != nil {
@@ -388,7 +388,7 @@ func FuzzDecodeEDN(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	for _, p := range []string{"paper-example.edn", "si-without-g-single.edn", "rw-register.edn"} {
-		if b, err := os.ReadFile(filepath.Join("/work/shared/testdata/elle", p)); err == nil {
+		if b, err := os.ReadFile(filepath.Join("../../testdata/external/elle", p)); err == nil {
 			f.Add(b)
 		}
 	}
