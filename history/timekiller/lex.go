@@ -8,29 +8,41 @@ import (
 	"unicode/utf8"
 )
 
-// Lexer is a minimal streaming JSON tokenizer over a buffered reader. It
-// reads one byte at a time from a bufio.Reader, tracks the 1-based line for
-// error messages, and returns strings and numbers as byte slices that alias an
-// internal scratch buffer (valid until the next call). It allocates nothing
-// per token, which is what lets the TimeKiller decoder and `txray watch`
-// stream millions of transactions quickly.
+// Lexer is a minimal streaming JSON tokenizer. It reads its input in large
+// blocks into its own buffer, tracks the 1-based line for error messages,
+// and returns strings and numbers as byte slices that alias an internal
+// scratch buffer (valid until the next call). It allocates nothing per
+// token, which is what lets the TimeKiller decoder and `txray watch` stream
+// millions of transactions quickly.
 //
 // Errors are plain errors carrying a message; callers wrap them in
 // history.InputError with the line from Line.
 type Lexer struct {
-	r       *bufio.Reader
+	r       io.Reader
+	buf     []byte
+	pos     int
+	eof     bool
 	line    int
 	scratch []byte
 	err     error
 }
 
-// NewLexer returns a lexer reading r (wrapped in a bufio.Reader if needed).
+// NewLexer returns a lexer reading r.
 func NewLexer(r io.Reader) *Lexer {
-	br, ok := r.(*bufio.Reader)
-	if !ok {
-		br = bufio.NewReaderSize(r, 1<<20)
+	size := 1 << 20
+	if br, ok := r.(*bufio.Reader); ok && br.Size() < size {
+		size = br.Size()
+		if size < 4096 {
+			size = 4096
+		}
 	}
-	return &Lexer{r: br, line: 1, scratch: make([]byte, 0, 64)}
+	return &Lexer{r: r, line: 1, buf: make([]byte, 0, size), scratch: make([]byte, 0, 64)}
+}
+
+// NewLexerBytes returns a lexer over b (no copying; b must not change while
+// the lexer is in use).
+func NewLexerBytes(b []byte) *Lexer {
+	return &Lexer{buf: b, eof: true, line: 1, scratch: make([]byte, 0, 64)}
 }
 
 // Line is the current 1-based input line.
@@ -39,41 +51,68 @@ func (l *Lexer) Line() int { return l.line }
 // Err is the first I/O error met other than io.EOF.
 func (l *Lexer) Err() error { return l.err }
 
-func (l *Lexer) readByte() (byte, bool) {
-	c, err := l.r.ReadByte()
-	if err != nil {
-		if err != io.EOF && l.err == nil {
-			l.err = err
+// fill reads more input; false at end of input.
+func (l *Lexer) fill() bool {
+	if l.eof {
+		return false
+	}
+	l.buf = l.buf[:0]
+	l.pos = 0
+	for len(l.buf) == 0 {
+		n, err := l.r.Read(l.buf[:cap(l.buf)])
+		l.buf = l.buf[:n]
+		if err != nil {
+			if err != io.EOF && l.err == nil {
+				l.err = err
+			}
+			l.eof = true
+			return n > 0
 		}
+	}
+	return true
+}
+
+func (l *Lexer) readByte() (byte, bool) {
+	if l.pos >= len(l.buf) && !l.fill() {
 		return 0, false
 	}
+	c := l.buf[l.pos]
+	l.pos++
 	if c == '\n' {
 		l.line++
 	}
 	return c, true
 }
 
-func (l *Lexer) unread(c byte) {
-	_ = l.r.UnreadByte()
-	if c == '\n' {
-		l.line--
-	}
-}
-
 // Peek skips white space and returns the next byte without consuming it;
 // ok is false at end of input.
 func (l *Lexer) Peek() (byte, bool) {
+	if l.pos < len(l.buf) {
+		if c := l.buf[l.pos]; c > ' ' {
+			return c, true
+		}
+	}
+	return l.peekSlow()
+}
+
+func (l *Lexer) peekSlow() (byte, bool) {
 	for {
-		c, ok := l.readByte()
-		if !ok {
+		for l.pos < len(l.buf) {
+			c := l.buf[l.pos]
+			switch c {
+			case ' ', '\t', '\r':
+				l.pos++
+				continue
+			case '\n':
+				l.pos++
+				l.line++
+				continue
+			}
+			return c, true
+		}
+		if !l.fill() {
 			return 0, false
 		}
-		switch c {
-		case ' ', '\t', '\r', '\n':
-			continue
-		}
-		l.unread(c)
-		return c, true
 	}
 }
 
@@ -81,13 +120,17 @@ func (l *Lexer) Peek() (byte, bool) {
 func (l *Lexer) Next() (byte, bool) {
 	c, ok := l.Peek()
 	if ok {
-		l.readByte()
+		l.pos++
 	}
 	return c, ok
 }
 
 // Expect consumes the byte c (after white space) or fails.
 func (l *Lexer) Expect(c byte) error {
+	if l.pos < len(l.buf) && l.buf[l.pos] == c {
+		l.pos++
+		return nil
+	}
 	got, ok := l.Next()
 	if !ok {
 		return fmt.Errorf("unexpected end of input, want %q", c)
@@ -106,7 +149,7 @@ func (l *Lexer) More(end byte, first bool) (bool, error) {
 		return false, fmt.Errorf("unexpected end of input, want %q", end)
 	}
 	if c == end {
-		l.readByte()
+		l.pos++
 		return false, nil
 	}
 	if first {
@@ -115,7 +158,7 @@ func (l *Lexer) More(end byte, first bool) (bool, error) {
 	if c != ',' {
 		return false, fmt.Errorf("unexpected %q, want ',' or %q", c, end)
 	}
-	l.readByte()
+	l.pos++
 	return true, nil
 }
 
@@ -127,6 +170,17 @@ func (l *Lexer) String() ([]byte, error) {
 	}
 	b := l.scratch[:0]
 	for {
+		// fast path: plain bytes up to a quote or backslash
+		i := l.pos
+		for i < len(l.buf) {
+			c := l.buf[i]
+			if c == '"' || c == '\\' || c < 0x20 {
+				break
+			}
+			i++
+		}
+		b = append(b, l.buf[l.pos:i]...)
+		l.pos = i
 		c, ok := l.readByte()
 		if !ok {
 			return nil, fmt.Errorf("unterminated string")
@@ -183,16 +237,20 @@ func (l *Lexer) Number() ([]byte, error) {
 	}
 	b := l.scratch[:0]
 	for {
-		c, ok := l.readByte()
-		if !ok {
+		i := l.pos
+		for i < len(l.buf) {
+			c := l.buf[i]
+			if (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E' {
+				i++
+				continue
+			}
 			break
 		}
-		if (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E' {
-			b = append(b, c)
-			continue
+		b = append(b, l.buf[l.pos:i]...)
+		l.pos = i
+		if i < len(l.buf) || !l.fill() {
+			break
 		}
-		l.unread(c)
-		break
 	}
 	l.scratch = b
 	if len(b) == 0 {
@@ -304,7 +362,7 @@ func (l *Lexer) skip(depth int) error {
 		_, err := l.String()
 		return err
 	case c == '{':
-		l.readByte()
+		l.pos++
 		for first := true; ; first = false {
 			more, err := l.More('}', first)
 			if err != nil || !more {
@@ -321,7 +379,7 @@ func (l *Lexer) skip(depth int) error {
 			}
 		}
 	case c == '[':
-		l.readByte()
+		l.pos++
 		for first := true; ; first = false {
 			more, err := l.More(']', first)
 			if err != nil || !more {

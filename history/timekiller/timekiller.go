@@ -186,6 +186,15 @@ func (d *decoder) txn() error {
 			return d.wrap(field(nm), err)
 		}
 		switch nm {
+		case "tid", "sid":
+			if c, _ := lx.Peek(); c == 'n' {
+				if _, err := lx.Literal(); err != nil {
+					return d.wrap(field(nm), err)
+				}
+				continue
+			}
+		}
+		switch nm {
 		case "tid":
 			s, err := d.scalarText()
 			if err != nil {
