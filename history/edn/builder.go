@@ -95,9 +95,15 @@ type Builder struct {
 	anyTime    bool
 	anySession bool
 	ops        []history.Op
+	posInv, posCom []int64 // per txn: positions of invocation and completion
+	// pos counts client records in file order: Elle derives real-time
+	// order from the order of invocations and completions in the history,
+	// so histories without :time use these positions as their clock.
+	pos int64
 }
 
 type pend struct {
+	pos    int64
 	line   int
 	order  int
 	index  int64
@@ -136,6 +142,7 @@ type record struct {
 	isMops  bool // :value is a micro-op list
 	noVal   bool // :value nil or absent
 	ops     []history.Op
+	pos     int64
 }
 
 // Add feeds one op record (an EDN/JSON map, possibly a tagged record such as
@@ -205,6 +212,8 @@ func (b *Builder) Add(v *edn.Value, line int) error {
 	if rec.typ == Invoke {
 		b.anyInvoke = true
 	}
+	b.pos++
+	rec.pos = b.pos
 	return b.add(&rec)
 }
 
@@ -342,7 +351,7 @@ func (b *Builder) add(rec *record) error {
 			return b.errf(rec.line, "process", "process %d invokes again while its invocation on line %d is still pending", p, old.line)
 		}
 		b.pendOrder++
-		b.pending[p] = &pend{line: rec.line, order: b.pendOrder, index: rec.index, hasIdx: rec.hasIdx, time: rec.time,
+		b.pending[p] = &pend{pos: rec.pos, line: rec.line, order: b.pendOrder, index: rec.index, hasIdx: rec.hasIdx, time: rec.time,
 			hasT: rec.hasT, f: rec.f, isTxn: rec.isMops || !rec.fSet || rec.f == "txn", noVal: rec.noVal, ops: rec.ops}
 		return nil
 	}
@@ -398,6 +407,12 @@ func (b *Builder) emit(pd *pend, rec *record, session int32) error {
 			return b.errf(rec.line, "time", "completion time %d is before its invocation's %d (line %d)", rec.time, pd.time, pd.line)
 		}
 	}
+	if pd != nil {
+		b.posInv = append(b.posInv, pd.pos)
+	} else {
+		b.posInv = append(b.posInv, -1)
+	}
+	b.posCom = append(b.posCom, rec.pos)
 	b.addTxn(t, rec.line, rec.hasT)
 	return nil
 }
@@ -440,6 +455,8 @@ func (b *Builder) Finish() (*history.History, error) {
 			if pd.hasT {
 				t.HasTime, t.Invoke, t.Complete = true, pd.time, Never
 			}
+			b.posInv = append(b.posInv, pd.pos)
+			b.posCom = append(b.posCom, Never)
 			b.addTxn(t, pd.line, pd.hasT)
 		}
 		b.H.Notes = append(b.H.Notes, strconv.Itoa(len(ps))+" invocation(s) never completed: outcome unknown")
@@ -451,6 +468,26 @@ func (b *Builder) Finish() (*history.History, error) {
 	ev := &b.H.Evidence
 	ev.Sessions = b.anySession
 	ev.ClientTime = len(b.H.Txns) > 0 && b.allTime
+	if !b.anyTime && b.anyInvoke && len(b.posInv) == len(b.H.Txns) {
+		// No :time anywhere: use positions in the history as the clock,
+		// as Elle does for its real-time order.
+		all := true
+		for i := range b.H.Txns {
+			if b.posInv[i] < 0 {
+				all = false
+				break
+			}
+		}
+		if all {
+			for i := range b.H.Txns {
+				t := &b.H.Txns[i]
+				t.HasTime, t.Invoke, t.Complete = true, b.posInv[i], b.posCom[i]
+			}
+			ev.ClientTime = true
+			b.H.Header.Clock = "history-order"
+			b.H.Notes = append(b.H.Notes, "no :time in the history: real-time order taken from the order of invocations and completions, as Elle does")
+		}
+	}
 	return b.H, nil
 }
 

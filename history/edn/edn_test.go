@@ -49,15 +49,15 @@ func TestSharedTestdata(t *testing.T) {
 		time     bool
 		workload string
 	}{
-		{"paper-example.edn", `T0 (1) [append 253 1, append 253 3, append 253 4, append 255 2, append 255 3, append 255 4, append 255 5, append 256 1, append 256 2] s=1/0
-T1 (3) [append 255 8, r 253 [1 3 4]] s=1/1
-T2 (5) [append 256 4, r 255 [2 3 4 5 8], r 256 [1 2 4], r 253 [1 3 4]] s=1/2
-T3 (7) [append 250 10, r 253 [1 3 4], r 255 [2 3 4 5], append 256 3] s=1/3
-`, true, false, "list-append"},
-		{"rw-register.edn", `T0 (2) [w x 2] s=0/0
-T1 (4) [r x 3] s=0/1
-T2 (6) [r x 2] s=0/2
-`, true, false, "rw-register"},
+		{"paper-example.edn", `T0 (1) [append 253 1, append 253 3, append 253 4, append 255 2, append 255 3, append 255 4, append 255 5, append 256 1, append 256 2] s=1/0 t=1..2
+T1 (3) [append 255 8, r 253 [1 3 4]] s=1/1 t=3..4
+T2 (5) [append 256 4, r 255 [2 3 4 5 8], r 256 [1 2 4], r 253 [1 3 4]] s=1/2 t=5..6
+T3 (7) [append 250 10, r 253 [1 3 4], r 255 [2 3 4 5], append 256 3] s=1/3 t=7..8
+`, true, true, "list-append"},
+		{"rw-register.edn", `T0 (2) [w x 2] s=0/0 t=1..2
+T1 (4) [r x 3] s=0/1 t=3..4
+T2 (6) [r x 2] s=0/2 t=5..6
+`, true, true, "rw-register"},
 		{"si-without-g-single.edn", `T0 (11) [append 9 2] s=2/0 t=0..0
 T1 (21) [append 8 1, r 9 []] s=4/0 t=0..0
 T2 (31) [r 6 [], r 8 [], append 9 5] s=7/0 t=0..0
@@ -108,11 +108,11 @@ func TestPairing(t *testing.T) {
 		{name: "info with its own value keeps it",
 			src: `{:type :invoke, :process 0, :value [[:append 1 1] [:r 2 nil]]}
 {:type :info, :process 0, :value [[:append 1 1] [:r 2 [7]]]}`,
-			want: "T0 [append 1 1, r 2 [7]] unknown s=0/0\n"},
+			want: "T0 [append 1 1, r 2 [7]] unknown s=0/0 t=1..2\n"},
 		{name: "fail without value",
 			src: `{:type :invoke, :process 3, :f :txn, :value [[:w :x 1]]}
 {:type :fail, :process 3, :f :txn}`,
-			want: "T0 [w x 1] aborted s=3/0\n"},
+			want: "T0 [w x 1] aborted s=3/0 t=1..2\n"},
 		{name: "missing completion is unknown and never completes",
 			src: `{:type :invoke, :process 0, :value [[:append 1 1]], :time 1, :index 0}
 {:type :invoke, :process 1, :value [[:r 1 nil]], :time 2, :index 1}
@@ -131,7 +131,7 @@ func TestPairing(t *testing.T) {
 {:type :invoke, :process 0, :value [[:w 1 1]]}
 {:type :info, :process :nemesis, :f :start, :value [:isolated {"n1" #{"n2"}}]}
 {:type :ok, :process 0, :value [[:w 1 1]]}`,
-			want: "T0 [w 1 1] s=0/0\n", ignored: map[string]int{"nemesis op": 2}},
+			want: "T0 [w 1 1] s=0/0 t=1..2\n", ignored: map[string]int{"nemesis op": 2}},
 		{name: "duplicate invocation on one process",
 			src: `{:type :invoke, :process 0, :value [[:w 1 1]]}
 {:type :invoke, :process 0, :value [[:w 1 2]]}`,
@@ -156,12 +156,12 @@ func TestPairing(t *testing.T) {
 {:type :ok, :process 0, :f :read, :value 5}
 {:type :invoke, :process 0, :f :txn, :value [[:r 1 nil]]}
 {:type :ok, :process 0, :f :txn, :value [[:r 1 nil]]}`,
-			want:    "T0 [r 1 nil] s=0/0\n",
+			want:    "T0 [r 1 nil] s=0/0 t=3..4\n",
 			ignored: map[string]int{"client op :f read without micro-ops": 2}},
 		{name: "other :f with micro-ops is analysed like Elle does",
 			src: `{:type :invoke, :process 0, :f :rw, :value [[:w 1 1]]}
 {:type :ok, :process 0, :f :rw, :value [[:w 1 1]]}`,
-			want: "T0 [w 1 1] s=0/0\n"},
+			want: "T0 [w 1 1] s=0/0 t=1..2\n"},
 		{name: "whole file as one vector of records",
 			src: `[#jepsen.history.Op{:index 0, :time 1, :type :invoke, :process 0, :f :txn, :value [[:w :k "v"]]}
  #jepsen.history.Op{:index 1, :time 2, :type :ok, :process 0, :f :txn, :value [[:w :k "v"]]}]`,

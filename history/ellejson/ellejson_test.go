@@ -54,7 +54,7 @@ T2 (6) [r x 2] s=0/2
 			if got := render(h); got != c.want {
 				t.Errorf("got\n%s\nwant\n%s", got, c.want)
 			}
-			if h.Header.Workload != c.workload || !h.Evidence.Sessions || h.Evidence.ClientTime {
+			if h.Header.Workload != c.workload || !h.Evidence.Sessions || !h.Evidence.ClientTime || h.Header.Clock != "history-order" {
 				t.Errorf("workload %q evidence %+v", h.Header.Workload, h.Evidence)
 			}
 			// The EDN twin decodes to the same transactions.
