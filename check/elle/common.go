@@ -22,13 +22,13 @@ type edgeSink interface {
 // bitset is a dense set of small non-negative integers.
 type bitset []uint64
 
-func newBitset(n int) bitset          { return make(bitset, (n+63)/64) }
-func (b bitset) set(i int32)          { b[i>>6] |= 1 << (uint(i) & 63) }
-func (b bitset) has(i int32) bool     { return b[i>>6]&(1<<(uint(i)&63)) != 0 }
-func (b bitset) clear(i int32)        { b[i>>6] &^= 1 << (uint(i) & 63) }
-func (b bitset) reset()               { clear(b) }
-func (b bitset) len() int             { return len(b) * 64 }
-func (b bitset) grow(n int) bitset    { return append(b, make(bitset, (n+63)/64-len(b))...) }
+func newBitset(n int) bitset       { return make(bitset, (n+63)/64) }
+func (b bitset) set(i int32)       { b[i>>6] |= 1 << (uint(i) & 63) }
+func (b bitset) has(i int32) bool  { return b[i>>6]&(1<<(uint(i)&63)) != 0 }
+func (b bitset) clear(i int32)     { b[i>>6] &^= 1 << (uint(i) & 63) }
+func (b bitset) reset()            { clear(b) }
+func (b bitset) len() int          { return len(b) * 64 }
+func (b bitset) grow(n int) bitset { return append(b, make(bitset, (n+63)/64-len(b))...) }
 func (b bitset) setBool(i int32, v bool) {
 	if v {
 		b.set(i)
@@ -40,14 +40,15 @@ func (b bitset) setBool(i int32, v bool) {
 // collector gathers anomalies, at most max per type; the rest are counted.
 // Anomalies are built lazily so truncated ones cost no string building.
 type collector struct {
+	h         *history.History // for the "Let:" block of non-cycle anomalies
 	max       int
 	byType    map[string][]check.Anomaly
 	order     []string
 	truncated map[string]int
 }
 
-func newCollector(max int) *collector {
-	return &collector{max: max, byType: map[string][]check.Anomaly{}, truncated: map[string]int{}}
+func newCollector(h *history.History, max int) *collector {
+	return &collector{h: h, max: max, byType: map[string][]check.Anomaly{}, truncated: map[string]int{}}
 }
 
 // add records one anomaly of typ; mk is called only if it will be listed.
@@ -63,6 +64,9 @@ func (c *collector) add(typ string, mk func() check.Anomaly) {
 	}
 	a := mk()
 	a.Type = typ
+	if len(a.Cycle) == 0 && len(a.Txns) > 0 && c.h != nil {
+		a.Explanation = letBlock(c.h, a.Txns) + "Then: " + a.Explanation + "."
+	}
 	c.byType[typ] = append(l, a)
 }
 
@@ -174,4 +178,18 @@ func statusWord(s history.Status) string {
 		return "aborted"
 	}
 	return "outcome unknown"
+}
+
+// letBlock lists transactions the way cycle explanations do.
+func letBlock(h *history.History, txns []int32) string {
+	var b strings.Builder
+	b.WriteString("Let:\n")
+	for _, t := range txns {
+		if t >= 0 && int(t) < len(h.Txns) {
+			b.WriteString("  ")
+			b.WriteString(h.TxnString(t))
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
 }

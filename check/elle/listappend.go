@@ -47,7 +47,8 @@ type laIndex struct {
 	// transactions, grouped by key (CSR). apps: appends by every
 	// transaction, grouped by key.
 	readStart, appStart []int32
-	reads, apps         []opRef
+	reads               []laRead
+	apps                []laApp
 	// unsupported lists up to 8 transactions holding ops other than appends
 	// and list reads; unsupportedN counts them all.
 	unsupported  []int32
@@ -55,6 +56,26 @@ type laIndex struct {
 	nReadOps     int
 	nAppendOps   int
 }
+
+// laRead is a known list read, with what the per-key pass needs inline so
+// it never chases pointers into the history.
+type laRead struct {
+	list      []int32
+	t, o      int32
+	committed bool
+	lu        bool // luRead
+}
+
+func (r *laRead) ref() opRef { return opRef{r.t, r.o} }
+
+// laApp is an append.
+type laApp struct {
+	t, o, v int32
+	st      history.Status
+	interm  bool
+}
+
+func (a *laApp) ref() opRef { return opRef{a.t, a.o} }
 
 // readList returns the list a read op observed. A nil read (list unknown,
 // or a scalar read with no value) in a committed transaction is the empty
@@ -68,12 +89,6 @@ func readList(t *history.Txn, o *history.Op) (l []int32, ok bool) {
 	}
 	return nil, false
 }
-
-func (x *laIndex) gid(r opRef) int32 { return x.opBase[r.t] + r.o }
-
-func (x *laIndex) op(r opRef) *history.Op { return &x.h.Txns[r.t].Ops[r.o] }
-
-func (x *laIndex) status(t int32) history.Status { return x.h.Txns[t].Status }
 
 // validate checks ids and op kinds; it returns an InputError for ids out of
 // range (a malformed history) and records unsupported op kinds.
@@ -95,13 +110,10 @@ func validateTxn(h *history.History, ti int, nk, nv int, allowList bool) (unsupp
 			return false, history.Errorf("", 0, field("k"), "key id %d out of range (history has %d keys)", o.Key, nk)
 		}
 		if o.Kind == history.Read && o.IsList {
+			// List elements are range-checked where they are used as
+			// indices (laKeys.validList), to keep this pass cheap.
 			if !allowList {
 				unsupported = true
-			}
-			for _, v := range o.List {
-				if v < 0 || int(v) >= nv {
-					return false, history.Errorf("", 0, field("v"), "value id %d out of range (history has %d values)", v, nv)
-				}
 			}
 			continue
 		}
@@ -206,8 +218,8 @@ func buildLA(h *history.History) (*laIndex, error) {
 		as += appCnt[k]
 	}
 	x.readStart[nk], x.appStart[nk] = rs, as
-	x.reads = make([]opRef, rs)
-	x.apps = make([]opRef, as)
+	x.reads = make([]laRead, rs)
+	x.apps = make([]laApp, as)
 	rfill := readCnt[:nk]
 	afill := appCnt[:nk]
 	copy(rfill, x.readStart[:nk])
@@ -221,16 +233,19 @@ func buildLA(h *history.History) (*laIndex, error) {
 			o := &t.Ops[j]
 			switch o.Kind {
 			case history.Append:
-				x.apps[afill[o.Key]] = opRef{int32(ti), int32(j)}
+				g := x.opBase[ti] + int32(j)
+				x.apps[afill[o.Key]] = laApp{t: int32(ti), o: int32(j), v: o.Value, st: t.Status, interm: x.interm.has(g)}
 				afill[o.Key]++
 			case history.Read:
 				if t.Status == history.Aborted {
 					continue
 				}
-				if _, ok := readList(t, o); !ok {
+				l, ok := readList(t, o)
+				if !ok {
 					continue
 				}
-				x.reads[rfill[o.Key]] = opRef{int32(ti), int32(j)}
+				g := x.opBase[ti] + int32(j)
+				x.reads[rfill[o.Key]] = laRead{list: l, t: int32(ti), o: int32(j), committed: t.Status == history.Committed, lu: x.luRead.has(g)}
 				rfill[o.Key]++
 			}
 		}
@@ -322,7 +337,7 @@ func laInternal(x *laIndex, col *collector) {
 						Txns: []int32{ti32},
 						Key:  h.KeyName(o.Key),
 						Explanation: fmt.Sprintf("%s read key %s = %s (op %d), but %s, so that read should have returned %s: a transaction must observe its own earlier reads and appends (internal consistency)",
-							h.TxnString(ti32), h.KeyName(o.Key), h.ListString(l), j32, how, exp),
+							h.TxnName(ti32), h.KeyName(o.Key), h.ListString(l), j32, how, exp),
 						Ops: opsOf(h, ti32),
 					}
 				})
@@ -352,7 +367,7 @@ func laInternal(x *laIndex, col *collector) {
 						Txns: []int32{ti32},
 						Key:  h.KeyName(o.Key),
 						Explanation: fmt.Sprintf("%s read key %s = %s (op %d), which contains %s, but %s appends %s to key %s only later (op %d): a transaction observed its own future write (future read)",
-							h.TxnString(ti32), h.KeyName(o.Key), h.ListString(l), r, h.ValueName(o.Value), h.TxnName(ti32), h.ValueName(o.Value), h.KeyName(o.Key), j32),
+							h.TxnName(ti32), h.KeyName(o.Key), h.ListString(l), r, h.ValueName(o.Value), h.TxnName(ti32), h.ValueName(o.Value), h.KeyName(o.Key), j32),
 						Ops: opsOf(h, ti32),
 					}
 				})
@@ -393,15 +408,17 @@ type laKeys struct {
 	pos, wrIdx, mark []int32
 	markN            int32
 	bucketStart      []int32
+	bucketFill       []int32
 	bucketRd         []opRef
 	bucketOf         []int32
+	err              error // first malformed value id found
 	// longest[k] is the read whose list gives k's version order (t = -1
 	// if k was never read non-empty).
 	longest []opRef
 	dups    []dupAppend
 	nDups   int
 	// stats
-	edges [3]int64 // ww, wr, rw
+	edges                   [3]int64 // ww, wr, rw
 	keysWithOrder, orderLen int64
 }
 
@@ -441,50 +458,66 @@ func (p *laKeys) hasDup(l []int32) bool {
 
 // run analyses every key.
 func (p *laKeys) run() {
-	for k := int32(0); int(k) < p.x.nk; k++ {
+	for k := int32(0); int(k) < p.x.nk && p.err == nil; k++ {
 		p.key(k)
 	}
 }
 
+// validList checks that every element of l is a value id in range (ids
+// are only checked where the pass indexes by them).
+func (p *laKeys) validList(r *laRead, k int32) bool {
+	for _, v := range r.list {
+		if v < 0 || int(v) >= p.x.nv {
+			if p.err == nil {
+				p.err = history.Errorf("", 0, fmt.Sprintf("txns[%d].ops[%d].v", r.t, r.o), "value id %d out of range (history has %d values)", v, p.x.nv)
+			}
+			return false
+		}
+	}
+	return true
+}
+
 func (p *laKeys) key(k int32) {
-	x, h := p.x, p.x.h
+	x := p.x
 	apps := x.apps[x.appStart[k]:x.appStart[k+1]]
 	reads := x.reads[x.readStart[k]:x.readStart[k+1]]
 	p.longest[k] = opRef{-1, -1}
 
 	// Writers. Elle requires unique appends per key.
 	hasAborted := false
-	for i, a := range apps {
-		v := x.op(a).Value
-		if w := p.wrIdx[v]; w != 0 {
+	for i := range apps {
+		a := &apps[i]
+		if w := p.wrIdx[a.v]; w != 0 {
 			p.nDups++
 			if len(p.dups) < 8 {
-				p.dups = append(p.dups, dupAppend{k, v, apps[w-1], a})
+				p.dups = append(p.dups, dupAppend{k, a.v, apps[w-1].ref(), a.ref()})
 			}
 			continue
 		}
-		p.wrIdx[v] = int32(i + 1)
-		if x.status(a.t) == history.Aborted {
+		p.wrIdx[a.v] = int32(i + 1)
+		if a.st == history.Aborted {
 			hasAborted = true
 		}
 	}
 	defer func() {
-		for _, a := range apps {
-			p.wrIdx[x.op(a).Value] = 0
+		for i := range apps {
+			p.wrIdx[apps[i].v] = 0
 		}
 	}()
 
 	// Version order: the distinct elements of the longest read.
-	var longest []int32
 	li := -1
-	for i, r := range reads {
-		l, _ := readList(&h.Txns[r.t], x.op(r))
-		if len(l) > len(longest) {
-			longest, li = l, i
+	var longest []int32
+	for i := range reads {
+		if len(reads[i].list) > len(longest) {
+			longest, li = reads[i].list, i
 		}
 	}
 	if li >= 0 {
-		p.longest[k] = reads[li]
+		if !p.validList(&reads[li], k) {
+			return
+		}
+		p.longest[k] = reads[li].ref()
 		p.keysWithOrder++
 	}
 	order := longest
@@ -513,20 +546,15 @@ func (p *laKeys) key(k int32) {
 	}()
 	// Garbage: elements of the order nobody appended (Adya §3.1: a read
 	// returns an installed version; list-append lists start empty).
-	for i, v := range order {
-		if p.wrIdx[v] == 0 {
-			lr, at, vv := reads[li], i, v
-			p.col.add(model.GarbageVersions, func() check.Anomaly { return p.garbageAnomaly(k, lr, at, vv) })
-		}
-	}
-	// First position in the order whose element an aborted txn appended.
+	// firstAborted: first position whose element an aborted txn appended.
 	firstAborted := len(order)
-	if hasAborted {
-		for i, v := range order {
-			if w := p.wrIdx[v]; w != 0 && x.status(apps[w-1].t) == history.Aborted {
-				firstAborted = i
-				break
-			}
+	for i, v := range order {
+		w := p.wrIdx[v]
+		if w == 0 {
+			lr, at, vv := reads[li].ref(), i, v
+			p.col.add(model.GarbageVersions, func() check.Anomaly { return p.garbageAnomaly(k, lr, at, vv) })
+		} else if apps[w-1].st == history.Aborted && firstAborted == len(order) {
+			firstAborted = i
 		}
 	}
 
@@ -537,16 +565,17 @@ func (p *laKeys) key(k int32) {
 	p.bucketOf = slices.Grow(p.bucketOf[:0], len(reads))[:len(reads)]
 	incompatible, firstIncompat := 0, -1
 	var garbage []int32
-	for i, r := range reads {
-		t := &h.Txns[r.t]
-		o := x.op(r)
-		l, _ := readList(t, o)
-		committed := t.Status == history.Committed
+	for i := range reads {
+		r := &reads[i]
+		l := r.list
 		compat := len(l) <= len(longest) && slices.Equal(l, longest[:len(l)])
 		var dup bool
 		if compat {
 			dup = len(l) > firstDup
 		} else {
+			if !p.validList(r, k) {
+				return
+			}
 			incompatible++
 			if firstIncompat < 0 {
 				firstIncompat = i
@@ -555,40 +584,37 @@ func (p *laKeys) key(k int32) {
 			for at, v := range l {
 				if p.pos[v] == 0 && p.wrIdx[v] == 0 && !slices.Contains(garbage, v) {
 					garbage = append(garbage, v)
-					rr, at, vv := r, at, v
+					rr, at, vv := r.ref(), at, v
 					p.col.add(model.GarbageVersions, func() check.Anomaly { return p.garbageAnomaly(k, rr, at, vv) })
 				}
 			}
 		}
 		if dup {
-			rr := r
+			rr := r.ref()
 			p.col.add(aDuplicateElements, func() check.Anomaly { return p.dupAnomaly(k, rr) })
 		}
-		b := int32(-1)
-		if len(l) == 0 {
-			b = 0
-		} else {
+		b := int32(0) // bucket: 1 + position of the last element, 0 = empty read, -1 = none
+		if len(l) > 0 {
 			e := l[len(l)-1]
-			b = p.pos[e] // 1 + position, or 0 if e is not in the order
+			b = p.pos[e]
 			if b == 0 {
 				b = -1
 			}
 			if w := p.wrIdx[e]; w != 0 {
-				wa := apps[w-1]
-				ws := x.status(wa.t)
-				if ws != history.Aborted && wa.t != r.t {
+				wa := &apps[w-1]
+				if wa.st != history.Aborted && wa.t != r.t {
 					p.add(wa.t, r.t, graph.WR, graph.Why{Key: k, V1: e, V2: history.NoValue, Op1: wa.o, Op2: r.o})
 				}
-				if committed && wa.t != r.t && x.interm.has(x.gid(wa)) {
-					rr := r
-					p.col.add(aG1b, func() check.Anomaly { return p.g1bAnomaly(k, wa, rr, e) })
+				if r.committed && wa.t != r.t && wa.interm {
+					war, rr := wa.ref(), r.ref()
+					p.col.add(aG1b, func() check.Anomaly { return p.g1bAnomaly(k, war, rr, e) })
 				}
 			}
-			if committed && hasAborted && (!compat || len(l) > firstAborted) {
+			if r.committed && hasAborted && (!compat || len(l) > firstAborted) {
 				for _, e2 := range l {
-					if w := p.wrIdx[e2]; w != 0 && x.status(apps[w-1].t) == history.Aborted {
-						wa, rr, ee := apps[w-1], r, e2
-						p.col.add(aG1a, func() check.Anomaly { return p.g1aAnomaly(k, wa, rr, ee) })
+					if w := p.wrIdx[e2]; w != 0 && apps[w-1].st == history.Aborted {
+						war, rr, ee := apps[w-1].ref(), r.ref(), e2
+						p.col.add(aG1a, func() check.Anomaly { return p.g1aAnomaly(k, war, rr, ee) })
 					}
 				}
 			}
@@ -599,41 +625,32 @@ func (p *laKeys) key(k int32) {
 		}
 	}
 	if incompatible > 0 {
-		fr, lr, n := reads[firstIncompat], reads[li], incompatible
+		fr, lr, n := reads[firstIncompat].ref(), reads[li].ref(), incompatible
 		p.col.add(aIncompatibleOrder, func() check.Anomaly { return p.incompatAnomaly(k, fr, lr, n) })
 	}
+	// Counting sort of readers by bucket: bucket b is
+	// bucketRd[bucketStart[b]:bucketStart[b+1]].
 	for b := 1; b <= nb; b++ {
 		p.bucketStart[b] += p.bucketStart[b-1]
 	}
 	p.bucketRd = slices.Grow(p.bucketRd[:0], int(p.bucketStart[nb]))[:p.bucketStart[nb]]
-	for i, r := range reads {
+	p.bucketFill = append(p.bucketFill[:0], p.bucketStart[:nb]...)
+	for i := range reads {
 		if b := p.bucketOf[i]; b >= 0 {
-			p.bucketRd[p.bucketStart[b]] = r
-			p.bucketStart[b]++
+			p.bucketRd[p.bucketFill[b]] = reads[i].ref()
+			p.bucketFill[b]++
 		}
-	}
-	// bucketStart[b] is now the end of bucket b; bucket b starts at the
-	// end of bucket b-1.
-	bucket := func(b int32) []opRef {
-		lo := int32(0)
-		if b > 0 {
-			lo = p.bucketStart[b-1]
-		}
-		return p.bucketRd[lo:p.bucketStart[b]]
 	}
 
 	// Appends: ww and rw edges.
-	for i, a := range apps {
-		if x.status(a.t) == history.Aborted {
-			continue
-		}
-		v := x.op(a).Value
-		if p.wrIdx[v] != int32(i+1) {
-			continue // duplicate append; reported above
+	for i := range apps {
+		a := &apps[i]
+		if a.st == history.Aborted || p.wrIdx[a.v] != int32(i+1) {
+			continue // aborted, or a duplicate append (reported above)
 		}
 		var at int32 // position the append takes in the order
 		var note uint8
-		if q := p.pos[v]; q != 0 {
+		if q := p.pos[a.v]; q != 0 {
 			at = q - 1
 		} else {
 			at = int32(len(order))
@@ -643,15 +660,15 @@ func (p *laKeys) key(k int32) {
 		if at > 0 {
 			prev = order[at-1]
 			if w := p.wrIdx[prev]; w != 0 {
-				wa := apps[w-1]
-				if x.status(wa.t) != history.Aborted && wa.t != a.t {
-					p.add(wa.t, a.t, graph.WW, graph.Why{Key: k, V1: prev, V2: v, Op1: wa.o, Op2: a.o, Note: note})
+				wa := &apps[w-1]
+				if wa.st != history.Aborted && wa.t != a.t {
+					p.add(wa.t, a.t, graph.WW, graph.Why{Key: k, V1: prev, V2: a.v, Op1: wa.o, Op2: a.o, Note: note})
 				}
 			}
 		}
-		for _, r := range bucket(at) {
+		for _, r := range p.bucketRd[p.bucketStart[at]:p.bucketStart[at+1]] {
 			if r.t != a.t {
-				p.add(r.t, a.t, graph.RW, graph.Why{Key: k, V1: prev, V2: v, Op1: r.o, Op2: a.o, Note: note})
+				p.add(r.t, a.t, graph.RW, graph.Why{Key: k, V1: prev, V2: a.v, Op1: r.o, Op2: a.o, Note: note})
 			}
 		}
 	}
@@ -666,7 +683,7 @@ func (p *laKeys) key(k int32) {
 				continue // nobody appended it; treat as unknown outcome
 			}
 			t2 := apps[w-1].t
-			switch x.status(t2) {
+			switch apps[w-1].st {
 			case history.Committed:
 				if t1Aborted {
 					ta, tb, vs := t1, t2, order[from:i+1]
@@ -683,16 +700,15 @@ func (p *laKeys) key(k int32) {
 
 	// Lost update: committed transactions that read the same list of k and
 	// then appended to k.
-	var cand []opRef
-	for _, r := range reads {
-		if x.status(r.t) == history.Committed && x.luRead.has(x.gid(r)) {
-			cand = append(cand, r)
+	var cand []*laRead
+	for i := range reads {
+		if reads[i].committed && reads[i].lu {
+			cand = append(cand, &reads[i])
 		}
 	}
 	if len(cand) >= 2 {
-		lists := func(r opRef) []int32 { l, _ := readList(&h.Txns[r.t], x.op(r)); return l }
 		sort.SliceStable(cand, func(i, j int) bool {
-			a, b := lists(cand[i]), lists(cand[j])
+			a, b := cand[i].list, cand[j].list
 			if len(a) != len(b) {
 				return len(a) < len(b)
 			}
@@ -700,11 +716,14 @@ func (p *laKeys) key(k int32) {
 		})
 		for i := 0; i < len(cand); {
 			j := i + 1
-			for j < len(cand) && slices.Equal(lists(cand[i]), lists(cand[j])) {
+			for j < len(cand) && slices.Equal(cand[i].list, cand[j].list) {
 				j++
 			}
 			if j-i >= 2 {
-				group := append([]opRef(nil), cand[i:j]...)
+				group := make([]opRef, 0, j-i)
+				for _, r := range cand[i:j] {
+					group = append(group, r.ref())
+				}
 				sort.Slice(group, func(a, b int) bool { return group[a].t < group[b].t })
 				p.col.add(aLostUpdate, func() check.Anomaly { return p.lostAnomaly(k, group) })
 			}
@@ -713,19 +732,8 @@ func (p *laKeys) key(k int32) {
 	}
 }
 
-// appendOpOf finds the op of txn t appending v to k (-1 if none).
-func appendOpOf(h *history.History, t, k, v int32) int32 {
-	for j := range h.Txns[t].Ops {
-		o := &h.Txns[t].Ops[j]
-		if o.Kind == history.Append && o.Key == k && o.Value == v {
-			return int32(j)
-		}
-	}
-	return -1
-}
-
 func (p *laKeys) readOf(r opRef) []int32 {
-	l, _ := readList(&p.x.h.Txns[r.t], p.x.op(r))
+	l, _ := readList(&p.x.h.Txns[r.t], &p.x.h.Txns[r.t].Ops[r.o])
 	return l
 }
 
@@ -750,7 +758,7 @@ func (p *laKeys) dupAnomaly(k int32, r opRef) check.Anomaly {
 		Txns: []int32{r.t},
 		Key:  h.KeyName(k),
 		Explanation: fmt.Sprintf("%s read key %s = %s, in which %s; every element is appended once, so no list can hold it twice (duplicate elements)",
-			h.TxnString(r.t), h.KeyName(k), h.ListString(l), strings.Join(parts, ", ")),
+			h.TxnName(r.t), h.KeyName(k), h.ListString(l), strings.Join(parts, ", ")),
 		Ops: opsOf(h, r.t),
 	}
 }
@@ -762,7 +770,7 @@ func (p *laKeys) garbageAnomaly(k int32, r opRef, at int, v int32) check.Anomaly
 		Txns: []int32{r.t},
 		Key:  h.KeyName(k),
 		Explanation: fmt.Sprintf("%s read key %s = %s, which contains %s, but no transaction in the history appended %s to key %s: the read returned a version nobody wrote (garbage version)",
-			h.TxnString(r.t), h.KeyName(k), listWindow(h, l, at, at), h.ValueName(v), h.ValueName(v), h.KeyName(k)),
+			h.TxnName(r.t), h.KeyName(k), listWindow(h, l, at, at), h.ValueName(v), h.ValueName(v), h.KeyName(k)),
 		Ops: opsOf(h, r.t),
 	}
 }
@@ -775,7 +783,7 @@ func (p *laKeys) g1aAnomaly(k int32, w, r opRef, e int32) check.Anomaly {
 		Txns: []int32{w.t, r.t},
 		Key:  h.KeyName(k),
 		Explanation: fmt.Sprintf("%s appended %s to key %s and aborted, yet %s (committed) read key %s = %s, which contains %s: a committed transaction observed an aborted write (G1a, aborted read)",
-			h.TxnString(w.t), h.ValueName(e), h.KeyName(k), h.TxnString(r.t), h.KeyName(k), listWindow(h, l, i, i), h.ValueName(e)),
+			h.TxnName(w.t), h.ValueName(e), h.KeyName(k), h.TxnName(r.t), h.KeyName(k), listWindow(h, l, i, i), h.ValueName(e)),
 		Ops: opsOf(h, w.t, r.t),
 	}
 }
@@ -794,7 +802,7 @@ func (p *laKeys) g1bAnomaly(k int32, w, r opRef, e int32) check.Anomaly {
 		Txns: []int32{w.t, r.t},
 		Key:  h.KeyName(k),
 		Explanation: fmt.Sprintf("%s read key %s = %s, which ends with %s; but %s appended %s and then %s to key %s in the same transaction, so %s read a state %s never committed (G1b, intermediate read)",
-			h.TxnString(r.t), h.KeyName(k), listTail(h, l), h.ValueName(e), h.TxnString(w.t), h.ValueName(e), valuesString(h, later), h.KeyName(k), h.TxnName(r.t), h.TxnName(w.t)),
+			h.TxnName(r.t), h.KeyName(k), listTail(h, l), h.ValueName(e), h.TxnName(w.t), h.ValueName(e), valuesString(h, later), h.KeyName(k), h.TxnName(r.t), h.TxnName(w.t)),
 		Ops: opsOf(h, w.t, r.t),
 	}
 }
@@ -830,11 +838,11 @@ func (p *laKeys) dirtyAnomaly(k, ta, tb int32, vs []int32) check.Anomaly {
 	lr := p.longest[k]
 	l := p.readOf(lr)
 	return check.Anomaly{
-		Txns: []int32{ta, tb},
+		Txns: uniq(ta, tb, lr.t),
 		Key:  h.KeyName(k),
 		Explanation: fmt.Sprintf("%s appended %s to key %s and aborted, yet %s read key %s = %s, in which %s's committed append of %s comes after it: %s committed a write on top of an aborted one (dirty update, values %s)",
-			h.TxnString(ta), h.ValueName(vs[0]), h.KeyName(k), h.TxnName(lr.t), h.KeyName(k), listWindow(h, l, slices.Index(l, vs[0]), slices.Index(l, vs[len(vs)-1])),
-			h.TxnString(tb), h.ValueName(vs[len(vs)-1]), h.TxnName(tb), h.ListString(vs)),
+			h.TxnName(ta), h.ValueName(vs[0]), h.KeyName(k), h.TxnName(lr.t), h.KeyName(k), listWindow(h, l, slices.Index(l, vs[0]), slices.Index(l, vs[len(vs)-1])),
+			h.TxnName(tb), h.ValueName(vs[len(vs)-1]), h.TxnName(tb), h.ListString(vs)),
 		Ops: opsOf(h, ta, tb, lr.t),
 	}
 }
@@ -967,7 +975,7 @@ func checkListAppend(ctx context.Context, h *history.History, opts check.Options
 	}
 	st := newStats()
 	p := planFor(opts.Model)
-	r := newResult("list-append", opts, p)
+	r := newResult("list-append", p)
 	hs := h.Stats()
 	st.m["txns"], st.m["ops"], st.m["keys"] = hs.Txns, hs.Ops, hs.Keys
 	st.m["committed"], st.m["aborted"], st.m["unknown"] = hs.Committed, hs.Aborted, hs.Unknown
@@ -984,7 +992,7 @@ func checkListAppend(ctx context.Context, h *history.History, opts check.Options
 	if res, stop := cancelled(ctx, r, st); stop {
 		return res, nil
 	}
-	col := newCollector(opts.MaxPerType())
+	col := newCollector(h, opts.MaxPerType())
 	laInternal(x, col)
 	st.lap("internal")
 	b := graph.NewBuilder(len(h.Txns))
@@ -993,6 +1001,9 @@ func checkListAppend(ctx context.Context, h *history.History, opts check.Options
 	pk.run()
 	progress(opts, "keys", int64(x.nk), int64(x.nk))
 	st.lap("versions")
+	if pk.err != nil {
+		return nil, pk.err
+	}
 	if pk.nDups > 0 {
 		return unknownResult(r, dupAppendReason(h, pk.dups, pk.nDups), st), nil
 	}

@@ -97,6 +97,7 @@ func buildRW(h *history.History, col *collector) (*rwIndex, error) {
 		return nil, fmt.Errorf("history too large: %d micro-ops", total)
 	}
 	x.interm = newBitset(total)
+	x.touches = make([]touch, 0, total)
 	nk := x.nk
 	tStamp := make([]int32, nk) // key touched by this txn; tIdx its touch
 	tIdx := make([]int32, nk)
@@ -243,7 +244,7 @@ func rwInternalAnomaly(h *history.History, t, j, src, exp int32) check.Anomaly {
 		Txns: []int32{t},
 		Key:  h.KeyName(o.Key),
 		Explanation: fmt.Sprintf("%s read key %s = %s (op %d), but it %s %s = %s earlier (op %d), so that read should have returned %s: a transaction must observe its own earlier reads and writes (internal consistency)",
-			h.TxnString(t), h.KeyName(o.Key), h.ValueName(o.Value), j, how, h.KeyName(o.Key), h.ValueName(exp), src, h.ValueName(exp)),
+			h.TxnName(t), h.KeyName(o.Key), h.ValueName(o.Value), j, how, h.KeyName(o.Key), h.ValueName(exp), src, h.ValueName(exp)),
 		Ops: opsOf(h, t),
 	}
 }
@@ -297,11 +298,14 @@ type rwKeys struct {
 	seqPairs [][2]int32
 	// kept version edges of every key, sorted by (k, from, to), for
 	// explanations
-	vlog  []vEdge
-	dups  []dupWrite
-	nDups int
-	edges [3]int64
-	vedge int64
+	vlog []vEdge
+	// per-key scratch
+	sExtW, sRdStart, sRdList, sRdFill []int32
+	sKept, sAdd                       []vEdge
+	dups                              []dupWrite
+	nDups                             int
+	edges                             [3]int64
+	vedge                             int64
 }
 
 func (p *rwKeys) add(from, to int32, rel graph.Rel, why graph.Why) {
@@ -448,7 +452,6 @@ func (p *rwKeys) key(k int32) {
 	writes := x.writes[x.writeStart[k]:x.writeStart[k+1]]
 	reads := x.reads[x.readStart[k]:x.readStart[k+1]]
 	touches := x.touches[x.touchStart[k]:x.touchStart[k+1]]
-	tbase := x.touchStart[k]
 
 	for i, w := range writes {
 		v := x.op(w).Value
@@ -507,8 +510,12 @@ func (p *rwKeys) key(k int32) {
 		}
 	}
 	nn := len(g.vals)
-	extW := make([]int32, nn) // 1 + touch index (local)
-	rdStart := make([]int32, nn+1)
+	p.sExtW = slices.Grow(p.sExtW[:0], nn)[:nn]
+	extW := p.sExtW // 1 + touch index (local)
+	clear(extW)
+	p.sRdStart = slices.Grow(p.sRdStart[:0], nn+1)[:nn+1]
+	rdStart := p.sRdStart
+	clear(rdStart)
 	for i := range touches {
 		tc := &touches[i]
 		if tc.wOp >= 0 {
@@ -523,8 +530,10 @@ func (p *rwKeys) key(k int32) {
 	for i := 1; i <= nn; i++ {
 		rdStart[i] += rdStart[i-1]
 	}
-	rdList := make([]int32, rdStart[nn])
-	rf := slices.Clone(rdStart[:nn])
+	p.sRdList = slices.Grow(p.sRdList[:0], int(rdStart[nn]))[:rdStart[nn]]
+	rdList := p.sRdList
+	p.sRdFill = append(p.sRdFill[:0], rdStart[:nn]...)
+	rf := p.sRdFill
 	for i := range touches {
 		tc := &touches[i]
 		if tc.rOp >= 0 {
@@ -553,30 +562,33 @@ func (p *rwKeys) key(k int32) {
 	}
 
 	// Version graph, source by source.
-	var kept []vEdge
+	kept := p.sKept[:0]
+	defer func() { p.sKept = kept[:0] }()
 	var sources []string
 	try := func(src uint8, add []vEdge) {
 		if len(add) == 0 {
 			return
 		}
-		all := append(slices.Clone(kept), add...)
-		if sccs := vSCCs(nn, all); len(sccs) > 0 {
+		n0 := len(kept)
+		kept = append(kept, add...)
+		if sccs := vSCCs(nn, kept); len(sccs) > 0 {
 			srcs := append(slices.Clone(sources), srcNames[src])
 			for _, scc := range sccs {
-				p.col.add(aCyclicVersions, func() check.Anomaly { return p.cyclicAnomaly(k, g, all, scc, srcs) })
+				p.col.add(model.CyclicVersions, func() check.Anomaly { return p.cyclicAnomaly(k, g, kept, scc, srcs) })
 			}
+			kept = kept[:n0]
 			return
 		}
-		kept = all
 		sources = append(sources, srcNames[src])
 	}
-	var add []vEdge
+	add := p.sAdd[:0]
+	defer func() { p.sAdd = add[:0] }()
 	for nd := 1; nd < nn; nd++ {
 		add = append(add, vEdge{k: k, from: 0, to: int32(nd), src: srcInitial, a: -1, b: -1})
 	}
 	try(srcInitial, add)
 	if p.o.wfr {
-		add = add[:0:0]
+		add = add[:0]
 		for i := range touches {
 			tc := &touches[i]
 			if tc.rOp < 0 || tc.wOp < 0 || h.Txns[tc.t].Status != history.Committed {
@@ -591,7 +603,7 @@ func (p *rwKeys) key(k int32) {
 		try(srcWFR, add)
 	}
 	if p.o.sequential {
-		add = add[:0:0]
+		add = add[:0]
 		for _, pr := range p.seqPairs[p.seqStart[k]:p.seqStart[k+1]] {
 			a, b := &x.touches[pr[0]], &x.touches[pr[1]]
 			v1, v2 := p.lastVal(a), p.firstVal(b)
@@ -605,7 +617,6 @@ func (p *rwKeys) key(k int32) {
 	if p.o.linearizable {
 		try(srcLinearizable, p.linearizableEdges(k, g, touches))
 	}
-	_ = tbase
 
 	// Deduplicate, then turn version edges into ww and rw edges.
 	slices.SortStableFunc(kept, func(a, b vEdge) int {
@@ -951,7 +962,7 @@ func (p *rwKeys) g1aAnomaly(k int32, w, r opRef) check.Anomaly {
 		Txns: uniq(w.t, r.t),
 		Key:  h.KeyName(k),
 		Explanation: fmt.Sprintf("%s wrote key %s = %s and aborted, yet %s (committed) read key %s = %s: a committed transaction observed an aborted write (G1a, aborted read)",
-			h.TxnString(w.t), h.KeyName(k), h.ValueName(v), h.TxnString(r.t), h.KeyName(k), h.ValueName(v)),
+			h.TxnName(w.t), h.KeyName(k), h.ValueName(v), h.TxnName(r.t), h.KeyName(k), h.ValueName(v)),
 		Ops: opsOf(h, w.t, r.t),
 	}
 }
@@ -970,7 +981,7 @@ func (p *rwKeys) g1bAnomaly(k int32, w, r opRef) check.Anomaly {
 		Txns: []int32{w.t, r.t},
 		Key:  h.KeyName(k),
 		Explanation: fmt.Sprintf("%s read key %s = %s, but %s wrote %s and then %s to key %s in the same transaction, so %s read a state %s never committed (G1b, intermediate read)",
-			h.TxnString(r.t), h.KeyName(k), h.ValueName(v), h.TxnString(w.t), h.ValueName(v), valuesString(h, later), h.KeyName(k), h.TxnName(r.t), h.TxnName(w.t)),
+			h.TxnName(r.t), h.KeyName(k), h.ValueName(v), h.TxnName(w.t), h.ValueName(v), valuesString(h, later), h.KeyName(k), h.TxnName(r.t), h.TxnName(w.t)),
 		Ops: opsOf(h, w.t, r.t),
 	}
 }
@@ -1041,7 +1052,7 @@ func checkRWRegister(ctx context.Context, h *history.History, opts check.Options
 	}
 	st := newStats()
 	p := planFor(opts.Model)
-	r := newResult("rw-register", opts, p)
+	r := newResult("rw-register", p)
 	hs := h.Stats()
 	st.m["txns"], st.m["ops"], st.m["keys"] = hs.Txns, hs.Ops, hs.Keys
 	st.m["committed"], st.m["aborted"], st.m["unknown"] = hs.Committed, hs.Aborted, hs.Unknown
@@ -1058,7 +1069,7 @@ func checkRWRegister(ctx context.Context, h *history.History, opts check.Options
 		srcs = append(srcs, srcNames[srcLinearizable])
 	}
 	st.m["version_sources"] = srcs
-	col := newCollector(opts.MaxPerType())
+	col := newCollector(h, opts.MaxPerType())
 	progress(opts, "index", 0, int64(len(h.Txns)))
 	x, err := buildRW(h, col)
 	if err != nil {
@@ -1095,6 +1106,5 @@ func checkRWRegister(ctx context.Context, h *history.History, opts check.Options
 	col.into(r)
 	r.Stats = st.done()
 	r.Finish()
-	_ = model.CyclicVersions
 	return r, nil
 }

@@ -1,0 +1,192 @@
+package elle
+
+import (
+	"testing"
+
+	"github.com/txray/txray/check"
+)
+
+var (
+	seqKeys = map[string]string{"sequential-keys": "true"}
+	linKeys = map[string]string{"linearizable-keys": "true"}
+	wfrKeys = map[string]string{"wfr-keys": "true"}
+)
+
+// Histories mostly follow jepsen-io/elle's rw_register_test.clj cases.
+var rwRegisterCases = []caseT{
+	{
+		name: "valid", def: "a serial history", model: "strict-serializable",
+		txns: []spec{
+			ok("a", "w x 1").at(1, 2),
+			ok("b", "r x 1", "w x 2").at(3, 4),
+			ok("a", "r x 2", "r y nil").at(5, 6),
+		},
+		verdict: check.Valid, types: []string{},
+	},
+	{
+		name: "valid/garbage-read-is-not-judged", def: "Elle treats a value nobody wrote as a possible initial state (elle-cli rw-register.edn)", model: "strict-serializable",
+		txns: []spec{
+			ok("0", "w x 2").at(1, 2),
+			ok("0", "r x 3").at(3, 4),
+			ok("0", "r x 2").at(5, 6),
+		},
+		verdict: check.Valid, types: []string{},
+	},
+	{
+		name: "G0", def: "Adya G0, version order from sequential keys (Elle rw-register G0 test)", model: "serializable", params: seqKeys,
+		txns: []spec{
+			ok("0", "w x 1", "w y 2"),
+			ok("1", "w x 2", "w y 1"),
+			ok("0", "r x 2"),
+			ok("1", "r y 2"),
+		},
+		verdict: check.Invalid, types: []string{"G0"}, not: []string{"read-uncommitted"},
+	},
+	{
+		name: "G1a", def: "Adya G1a: a committed read of an aborted write", model: "read-committed",
+		txns: []spec{
+			ok("", "r x 1"),
+			fail("", "w x 1"),
+		},
+		verdict: check.Invalid, types: []string{"G1a", "empty-transaction-graph"}, not: []string{"read-committed"},
+	},
+	{
+		name: "G1b", def: "Adya G1b: a committed read of a non-final write", model: "repeatable-read",
+		txns: []spec{
+			ok("", "w x 1", "w x 2"),
+			ok("", "r x 1"),
+		},
+		verdict: check.Invalid, types: []string{"G1b", "empty-transaction-graph"}, not: []string{"read-committed"},
+	},
+	{
+		name: "G1c", def: "Adya G1c: two transactions read each other's writes", model: "serializable",
+		txns: []spec{
+			ok("", "w x 1", "r y 1"),
+			ok("", "w y 1", "r x 1"),
+		},
+		verdict: check.Invalid, types: []string{"G1c"}, not: []string{"read-committed"},
+	},
+	{
+		name: "G-single-item", def: "Elle 'initial state': nil precedes every value", model: "serializable",
+		txns: []spec{
+			ok("0", "r x nil", "r y 1"),
+			ok("0", "w y 1", "w x 2"),
+		},
+		verdict: check.Invalid, types: []string{"G-single-item"}, not: []string{"consistent-view", "repeatable-read"},
+	},
+	{
+		name: "G-single-item/wfr-keys", def: "Elle 'wfr': writes follow reads orders y 1 < 2", model: "serializable", params: wfrKeys,
+		txns: []spec{
+			ok("0", "r y 1", "w x 1", "w y 2"),
+			ok("0", "r x 1", "r y 1"),
+		},
+		verdict: check.Invalid, types: []string{"G-single-item"}, not: []string{"consistent-view", "repeatable-read"},
+	},
+	{
+		name: "G-single-item/no-wfr-keys", def: "without writes-follow-reads the same history is valid (Elle)", model: "serializable",
+		txns: []spec{
+			ok("0", "r y 1", "w x 1", "w y 2"),
+			ok("0", "r x 1", "r y 1"),
+		},
+		verdict: check.Valid, types: []string{},
+	},
+	{
+		name: "G2-item", def: "Elle rw-register G2-item, linearizable keys", model: "serializable", params: linKeys,
+		txns: []spec{
+			ok("0", "r x 1", "r y 1").at(1, 2),
+			ok("2", "r y 1", "w x 2").at(4, 5),
+			ok("1", "r x 1", "w y 2").at(3, 6),
+		},
+		verdict: check.Invalid, types: []string{"G2-item"}, not: []string{"repeatable-read"},
+	},
+	{
+		name: "G-single-item-process", def: "Elle: G-single closed by session order", model: "strict-serializable",
+		txns: []spec{
+			ok("a", "w x 1"),
+			ok("a", "r x nil"),
+		},
+		verdict: check.Invalid, types: []string{"G-single-item-process"}, not: []string{"strong-session-snapshot-isolation"},
+	},
+	{
+		name: "G-single-item-realtime", def: "Elle: G-single closed by real-time order", model: "strict-serializable",
+		txns: []spec{
+			ok("", "w x 1").at(1, 2),
+			ok("", "r x nil").at(3, 4),
+		},
+		verdict: check.Invalid, types: []string{"G-single-item-realtime"}, not: []string{"strong-snapshot-isolation"},
+	},
+	{
+		name: "G1c-realtime", def: "Elle: G1c closed by real-time order", model: "strict-serializable",
+		txns: []spec{
+			ok("", "r x 1").at(1, 2),
+			ok("", "w x 1").at(3, 4),
+		},
+		verdict: check.Invalid, types: []string{"G1c-realtime"}, not: []string{"strong-read-committed"},
+	},
+	{
+		name: "internal", def: "Cerone et al. INT: a second read disagrees with the first", model: "serializable",
+		txns: []spec{
+			ok("", "r x 1", "r x 2"),
+		},
+		verdict: check.Invalid, types: []string{"empty-transaction-graph", "internal"}, not: []string{"read-atomic"},
+	},
+	{
+		name: "internal/read-own-write", def: "a read after the txn's own write returns another value", model: "serializable",
+		txns: []spec{
+			ok("", "w x 1", "r x 2"),
+		},
+		verdict: check.Invalid, types: []string{"empty-transaction-graph", "internal"}, not: []string{"read-atomic"},
+	},
+	{
+		name: "lost-update", def: "Elle: two committed txns read the same value and both write", model: "strict-serializable",
+		txns: []spec{
+			ok("0", "r x 0", "w x 1").at(1, 2),
+			ok("1", "r x 0", "w x 2").at(3, 4),
+		},
+		verdict: check.Invalid, types: []string{"lost-update"}, not: []string{"cursor-stability", "update-atomic"},
+	},
+	{
+		name: "lost-update/concurrent", def: "the same, overlapping in time: no dependency at all can be inferred", model: "strict-serializable",
+		txns: []spec{
+			ok("0", "r x 0", "w x 1").at(1, 4),
+			ok("1", "r x 0", "w x 2").at(2, 3),
+		},
+		verdict: check.Invalid, types: []string{"empty-transaction-graph", "lost-update"}, not: []string{"cursor-stability", "update-atomic"},
+	},
+	{
+		name: "cyclic-versions", def: "Elle 'cyclic version order': sequential keys contradict the initial state", model: "strict-serializable", params: seqKeys,
+		txns: []spec{
+			ok("0", "w x 1"),
+			ok("0", "w x 2"),
+			ok("0", "r x 1"),
+		},
+		verdict: check.Invalid, types: []string{"cyclic-versions"}, not: []string{"read-uncommitted"},
+	},
+	{
+		name: "cyclic-versions/linearizable-keys", def: "Elle 'Read read returns what was just written'", model: "strict-serializable", params: linKeys,
+		txns: []spec{
+			ok("0", "w x 1").at(1, 2),
+			ok("0", "r x 2").at(3, 4),
+			ok("0", "r x 1").at(5, 6),
+		},
+		verdict: check.Invalid, types: []string{"cyclic-versions"}, not: []string{"read-uncommitted"},
+	},
+	{
+		name: "duplicate-writes", def: "Elle's unique-writes assumption: unknown", model: "strict-serializable",
+		txns: []spec{
+			ok("", "w x 1"),
+			ok("", "w x 1"),
+		},
+		verdict: check.Unknown, types: []string{}, reason: "value 1 written to key x by two transactions",
+	},
+	{
+		name: "unsupported-ops", def: "list reads are not registers", model: "strict-serializable",
+		txns: []spec{
+			ok("", "w x 1"),
+			ok("", "r y [1]"),
+		},
+		verdict: check.Unknown, types: []string{}, reason: "operations other than register reads and writes",
+	},
+}
+
+func TestRWRegisterAnomalies(t *testing.T) { runCases(t, RWRegister{}, rwRegisterCases) }

@@ -1,0 +1,12 @@
+package cli
+
+// Every codec and checker registers itself from init; the CLI links them all.
+import (
+	_ "github.com/txray/txray/check/chronos"
+	_ "github.com/txray/txray/check/elle"
+	_ "github.com/txray/txray/history/edn"
+	_ "github.com/txray/txray/history/ellejson"
+	_ "github.com/txray/txray/history/jsonl"
+	_ "github.com/txray/txray/history/polysi"
+	_ "github.com/txray/txray/history/timekiller"
+)
