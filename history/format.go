@@ -60,6 +60,9 @@ type DecodeOptions struct {
 	// Workload hints the data model when a format cannot tell
 	// ("list-append" or "rw-register"); empty means infer.
 	Workload string
+	// SizeHint is the input's size in bytes when known (DecodeFile sets it),
+	// so decoders can presize their tables.
+	SizeHint int64
 }
 
 // Format is a registered history codec.
@@ -162,6 +165,9 @@ func DecodeFile(path, format string, opts DecodeOptions) (*History, error) {
 			return nil, err
 		}
 		defer f.Close()
+		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+			opts.SizeHint = st.Size()
+		}
 		r = f
 	}
 	br := bufio.NewReaderSize(r, 1<<20)

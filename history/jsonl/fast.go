@@ -548,3 +548,48 @@ func (p *fast) op(d *decoder) bool {
 	p.ops = append(p.ops, o)
 	return true
 }
+
+// versionOrder parses a version-order record written in the canonical field
+// order {"type":"version_order","k":K,"order":[...]}; false = bail out.
+func (p *fast) versionOrder(b []byte, d *decoder) bool {
+	if p.off {
+		return false
+	}
+	const prefix = `{"type":"version_order","k":`
+	if len(b) < len(prefix) || string(b[:len(prefix)]) != prefix {
+		return false
+	}
+	p.b, p.i = b, len(prefix)
+	k, ok := p.scalar(d.h.Keys)
+	if !ok || !p.eat(',') {
+		return false
+	}
+	if key, ok := p.str(); !ok || string(key) != "order" || !p.eat(':') || !p.eat('[') {
+		return false
+	}
+	var ord []int32
+	if !p.eat(']') {
+		for {
+			v, ok := p.scalar(d.h.Values)
+			if !ok {
+				return false
+			}
+			ord = append(ord, v)
+			if p.eat(']') {
+				break
+			}
+			if !p.eat(',') {
+				return false
+			}
+		}
+	}
+	if !p.eat('}') || p.peek() != 0 {
+		return false
+	}
+	if d.h.VersionOrder == nil {
+		d.h.VersionOrder = map[int32][]int32{}
+	}
+	d.h.VersionOrder[k] = ord
+	d.h.Evidence.VersionOrder = true
+	return true
+}

@@ -103,8 +103,17 @@ func decode(r io.Reader, opts history.DecodeOptions, slowOnly bool) (*history.Hi
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 1<<30)
 	line := 0
+	var seen int64
 	for sc.Scan() {
 		line++
+		seen += int64(len(sc.Bytes())) + 1
+		if line == 1000 && opts.SizeHint > seen {
+			// presize from the average line length so far
+			want := int(int64(len(h.Txns)) * opts.SizeHint / seen * 11 / 10)
+			if want > cap(h.Txns) {
+				h.Txns = append(make([]history.Txn, 0, want), h.Txns...)
+			}
+		}
 		b := bytes.TrimSpace(sc.Bytes())
 		if len(b) == 0 {
 			continue
@@ -139,6 +148,9 @@ func (d *decoder) err(line int, field, f string, a ...any) error {
 }
 
 func (d *decoder) line(b []byte, line int) error {
+	if b[0] == '{' && len(b) > 9 && b[2] == 't' && d.fast.versionOrder(b, d) {
+		return nil
+	}
 	var ft history.Txn
 	if d.fast.line(b, d, &ft) {
 		if ft.Session >= 0 && !d.fast.haveSeq {

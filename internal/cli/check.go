@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -94,6 +95,7 @@ func runCheck(cmd *cobra.Command, files []string, f *checkFlags) (int, error) {
 			return ExitUsage, err
 		}
 	}
+	tuneGC()
 	var inputs []*report.Input
 	codes := []int{}
 	for _, file := range files {
@@ -286,3 +288,12 @@ func checkAndReportFlags(cmd *cobra.Command, name string, h *history.History, f 
 }
 
 var _ io.Writer = os.Stdout
+
+// tuneGC trades memory for speed while decoding and checking big histories:
+// the history is live until the end, so frequent collections only rescan it.
+// GOGC in the environment wins.
+func tuneGC() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(200)
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 
 	"github.com/spf13/cobra"
 )
@@ -73,17 +74,46 @@ application SQL traces for transactions that break under weak levels.`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &ExitError{Code: ExitUsage, Err: err}
 	})
+	var cpuProfile string
+	var stopProfile func()
+	root.PersistentFlags().StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile (pprof) of the command to this file")
+	root.PersistentFlags().Lookup("cpuprofile").Hidden = true
+	root.PersistentPreRunE = func(c *cobra.Command, args []string) error {
+		if cpuProfile == "" {
+			return nil
+		}
+		f, err := os.Create(cpuProfile)
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			return err
+		}
+		stopProfile = func() { pprof.StopCPUProfile(); f.Close() }
+		return nil
+	}
 	for _, f := range commands {
 		root.AddCommand(f())
 	}
+	profileStop = func() {
+		if stopProfile != nil {
+			stopProfile()
+			stopProfile = nil
+		}
+	}
 	return root
 }
+
+// profileStop ends a --cpuprofile started by the last NewRoot.
+var profileStop = func() {}
 
 // Main runs the CLI with args and returns the process exit code.
 func Main(args []string, stdout, stderr io.Writer) int {
 	root := NewRoot(stdout, stderr)
 	root.SetArgs(args)
 	err := root.Execute()
+	profileStop()
 	if err == nil {
 		return ExitValid
 	}
