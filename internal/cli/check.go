@@ -172,7 +172,7 @@ func pickModel(flag string, h *history.History) string {
 		return m
 	}
 	if h.Header.Level != "" {
-		if m, err := canonicalModel(h.Header.Level); err == nil {
+		if m, err := canonicalModel(defaultModel(h.Header.DB, h.Header.Level)); err == nil {
 			return m
 		}
 	}

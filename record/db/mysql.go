@@ -73,10 +73,18 @@ func openMySQL(ctx context.Context, u *url.URL, o Options) (DB, error) {
 	return m, nil
 }
 
-func (m *myDB) Name() string       { return "mysql" }
-func (m *myDB) Level() string      { return m.o.Level }
-func (m *myDB) Param(int) string   { return "?" }
-func (m *myDB) TextType() string   { return "LONGTEXT" }
+// Name is "mariadb" for MariaDB servers (so DBMS profiles such as
+// mariadb:repeatable-read resolve), else "mysql".
+func (m *myDB) Name() string {
+	if m.mariadb {
+		return "mariadb"
+	}
+	return "mysql"
+}
+
+func (m *myDB) Level() string        { return m.o.Level }
+func (m *myDB) Param(int) string     { return "?" }
+func (m *myDB) TextType() string     { return "LONGTEXT" }
 func (m *myDB) HasCommitOrder() bool { return m.gtid }
 
 func (m *myDB) Upsert(table string, appendList bool) string {

@@ -66,8 +66,8 @@ func (s *sqliteDB) cleanup() {
 	}
 }
 
-func (s *sqliteDB) Name() string    { return "sqlite" }
-func (s *sqliteDB) Level() string   { return Serializable }
+func (s *sqliteDB) Name() string     { return "sqlite" }
+func (s *sqliteDB) Level() string    { return Serializable }
 func (s *sqliteDB) Param(int) string { return "?" }
 func (s *sqliteDB) TextType() string { return "TEXT" }
 

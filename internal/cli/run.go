@@ -1,0 +1,210 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	// The checkers `txray run` needs for the histories it records.
+	_ "github.com/txray/txray/check/elle"
+	"github.com/txray/txray/model"
+	"github.com/txray/txray/record"
+	"github.com/txray/txray/record/db"
+	"github.com/txray/txray/record/workload"
+)
+
+func init() { register(newRunCmd) }
+
+type runFlags struct {
+	cfg      record.Config
+	seed     int64
+	model    string
+	quiet    bool
+	duration time.Duration
+}
+
+func newRunCmd() *cobra.Command {
+	var f runFlags
+	c := &cobra.Command{
+		Use:   "run [flags]",
+		Short: "run a workload against a database, record the history, and check it",
+		Long: `Run a transactional workload against a database at an isolation level,
+record every micro-operation (client invoke/complete times, session order,
+outcomes, and the database's own ordering evidence where it offers any) to
+DIR/history.jsonl as it runs, then check the history under the model the
+level promises.
+
+With no flags it runs list-append on an embedded SQLite database (a fresh
+temporary file) at serializable and finishes in seconds.
+
+Databases (--db):
+  sqlite                               embedded SQLite (default; serializable only)
+  postgres://postgres@127.0.0.1:5432/test
+  mysql://root@127.0.0.1:3306/test     MariaDB or MySQL
+
+Workloads (--workload): ` + strings.Join(workload.Names(), ", ") + `.
+See docs/recorder.md for the SQL of each workload and the evidence each
+database gives.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			code, err := runRun(cmd, &f)
+			if err != nil {
+				return err
+			}
+			if code != ExitValid {
+				return Exit(code)
+			}
+			return nil
+		},
+	}
+	fl := c.Flags()
+	fl.StringVar(&f.cfg.DB, "db", "", "database URL (default: embedded SQLite on a temporary file)")
+	fl.StringVar(&f.cfg.Workload, "workload", "list-append", "workload: "+strings.Join(workload.Names(), ", "))
+	fl.StringVar(&f.cfg.Level, "level", "serializable", "isolation level: read-uncommitted, read-committed, repeatable-read, serializable")
+	fl.IntVar(&f.cfg.Clients, "clients", 4, "concurrent client sessions")
+	fl.IntVar(&f.cfg.WL.Keys, "keys", 10, "active keys")
+	fl.StringVar(&f.cfg.WL.Dist, "dist", "uniform", "key distribution: uniform, zipfian, hotspot")
+	fl.IntVar(&f.cfg.WL.Ops, "ops", 4, "micro-operations per transaction")
+	fl.Float64Var(&f.cfg.WL.ReadRatio, "read-ratio", 0.5, "probability that a micro-op (blindw-rw: a transaction) reads")
+	fl.IntVar(&f.cfg.WL.MaxWritesPerKey, "max-writes-per-key", 32, "retire a key after this many writes and use a fresh one (0 = never)")
+	fl.IntVar(&f.cfg.Txns, "txns", 1000, "transactions to run (committed, aborted and unknown all count)")
+	fl.DurationVar(&f.duration, "duration", 0, "run for this long instead of --txns")
+	fl.Int64Var(&f.seed, "seed", 0, "random seed (0 = derived from the clock; the seed used is recorded in the history header)")
+	fl.StringVar(&f.cfg.Out, "out", "", "directory for history.jsonl and evidence.jsonl (default txray-runs/<db>-<workload>-<time>)")
+	fl.BoolVar(&f.cfg.NoRecord, "no-record", false, "run the workload without recording or checking (throughput baseline)")
+	fl.IntVar(&f.cfg.MaxRetries, "retries", 3, "retry an aborted transaction's plan this many times (each retry is a new transaction)")
+	fl.StringVarP(&f.model, "model", "m", "", "model to check (default: the model the level promises on this database)")
+	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress bar and no warnings")
+	return c
+}
+
+// defaultModel is the canonical model a correct implementation of level on
+// database dbName promises: the DBMS profile's model where the database
+// documents its own meaning of the level (PostgreSQL repeatable read is
+// snapshot isolation, read uncommitted is read committed), else the ANSI /
+// Adya model of the level's name (MariaDB repeatable read is checked as
+// repeatable read, which its lost updates violate).
+func defaultModel(dbName, level string) string {
+	if dbName == "postgres" || dbName == "sqlite" {
+		if p, ok := model.LookupProfile(dbName + ":" + level); ok {
+			return p.Model
+		}
+	}
+	if m, err := model.Canonical(level); err == nil {
+		return m
+	}
+	return level
+}
+
+func runRun(cmd *cobra.Command, f *runFlags) (int, error) {
+	stderr := cmd.ErrOrStderr()
+	stdout := cmd.OutOrStdout()
+	cfg := f.cfg
+	if _, err := db.ParseLevel(cfg.Level); err != nil {
+		return ExitUsage, UsageErrorf("--level: %v", err)
+	}
+	if _, err := workload.New(cfg.Workload, nopDialect{}); err != nil {
+		return ExitUsage, UsageErrorf("--workload: %v", err)
+	}
+	if f.model != "" {
+		m, err := canonicalModel(f.model)
+		if err != nil {
+			return ExitUsage, err
+		}
+		f.model = m
+	}
+	if cfg.Clients <= 0 || cfg.WL.Keys <= 0 || cfg.WL.Ops <= 0 {
+		return ExitUsage, UsageErrorf("--clients, --keys and --ops must be positive")
+	}
+	if cfg.Txns <= 0 && f.duration <= 0 {
+		return ExitUsage, UsageErrorf("--txns must be positive (or give --duration)")
+	}
+	cfg.Duration = f.duration
+	if f.seed == 0 {
+		f.seed = time.Now().UnixNano()
+	}
+	cfg.Seed = uint64(f.seed)
+	if cfg.Out == "" && !cfg.NoRecord {
+		scheme := "sqlite"
+		if i := strings.Index(cfg.DB, "://"); i > 0 {
+			scheme = cfg.DB[:i]
+		}
+		cfg.Out = filepath.Join("txray-runs", fmt.Sprintf("%s-%s-%s", scheme, cfg.Workload, time.Now().Format("20060102T150405")))
+	}
+	if !f.quiet {
+		cfg.Warn = func(s string) { fmt.Fprintln(stderr, "txray: warning:", s) }
+	}
+	var bar *progressbar.ProgressBar
+	if !f.quiet {
+		if fl, ok := stderr.(*os.File); ok && term.IsTerminal(int(fl.Fd())) {
+			total := int64(cfg.Txns)
+			if cfg.Duration > 0 {
+				total = -1
+			}
+			bar = progressbar.NewOptions64(total, progressbar.OptionSetWriter(stderr),
+				progressbar.OptionSetDescription("txns"), progressbar.OptionShowCount(),
+				progressbar.OptionSetWidth(30), progressbar.OptionThrottle(100*time.Millisecond),
+				progressbar.OptionClearOnFinish())
+			cfg.Progress = func(s record.Stats) {
+				rate := 0.0
+				if s.Elapsed > 0 {
+					rate = float64(s.Txns) / s.Elapsed.Seconds()
+				}
+				bar.Describe(fmt.Sprintf("txns (aborted %d, unknown %d, %.0f/s)", s.Aborted, s.Unknown, rate))
+				_ = bar.Set64(s.Txns)
+			}
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	res, err := record.Run(ctx, cfg)
+	if bar != nil {
+		_ = bar.Finish()
+	}
+	if err != nil {
+		if res != nil && res.Path != "" {
+			fmt.Fprintf(stderr, "txray: partial history in %s\n", res.Path)
+		}
+		return ExitUsage, err
+	}
+	s := res.Stats
+	rate := float64(s.Txns) / s.Elapsed.Seconds()
+	fmt.Fprintf(stdout, "ran %d txns in %.2fs (%.0f txn/s): %d committed, %d aborted (%d serialization, %d deadlock, %d other), %d unknown\n",
+		s.Txns, s.Elapsed.Seconds(), rate, s.Committed, s.Aborted, s.Serialization, s.Deadlock, s.Other, s.Unknown)
+	if cfg.NoRecord {
+		return ExitValid, nil
+	}
+	h := res.History
+	fmt.Fprintf(stdout, "history: %s (%s %s, %s, %s)\n", res.Path, h.Header.DB, h.Header.Version, h.Header.Level, h.Header.Workload)
+	if res.EvidencePath != "" {
+		fmt.Fprintf(stdout, "evidence: %s\n", res.EvidencePath)
+	}
+	mdl := f.model
+	if mdl == "" {
+		mdl = defaultModel(h.Header.DB, h.Header.Level)
+	}
+	if h.Header.Workload == "list-append" {
+		return checkAndReport(cmd, res.Path, h, mdl)
+	}
+	// Register workloads: a transaction that reads a key and later writes
+	// it installs its version after the one it read, whatever the level
+	// (Elle's wfr-keys assumption), which orders the versions that
+	// read-modify-write workloads create.
+	return checkAndReportFlags(cmd, res.Path, h, &checkFlags{model: mdl, checker: "auto", params: []string{"wfr-keys=true"}})
+}
+
+// nopDialect lets the command validate --workload before opening a
+// database.
+type nopDialect struct{}
+
+func (nopDialect) Param(int) string           { return "?" }
+func (nopDialect) Upsert(string, bool) string { return "" }
+func (nopDialect) TextType() string           { return "TEXT" }

@@ -1,0 +1,745 @@
+// Package record runs a workload against a database and records the
+// history: every micro-op with client invoke/complete times on one
+// monotonic clock, session order, transaction outcomes (committed, aborted,
+// unknown — never dropped), and whatever ordering evidence the database
+// offers (PostgreSQL xids, snapshots and exact commit order from logical
+// decoding; MariaDB GTIDs). The history is written incrementally as native
+// JSON Lines (history/jsonl) and returned in memory for checking.
+//
+// Only this package and its subpackages talk to databases; the checking
+// core never does. docs/recorder.md documents the evidence per adapter.
+package record
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/txray/txray/history"
+	"github.com/txray/txray/history/jsonl"
+	"github.com/txray/txray/record/db"
+	"github.com/txray/txray/record/workload"
+)
+
+// Config configures a run.
+type Config struct {
+	// DB is the database URL ("" = embedded SQLite on a temporary file).
+	DB string
+	// Level is the isolation level (db.ParseLevel names).
+	Level string
+	// Workload is the workload name (workload.Names).
+	Workload string
+	// WL is the workload shape.
+	WL workload.Config
+	// Clients is the number of concurrent client sessions (default 4).
+	Clients int
+	// Txns is the number of transactions to run (attempts: committed,
+	// aborted and unknown all count). Ignored when Duration is set.
+	Txns int
+	// Duration, if > 0, runs for that long instead of Txns transactions.
+	Duration time.Duration
+	// Seed seeds every client's random stream.
+	Seed uint64
+	// Out is the directory for history.jsonl (and evidence.jsonl); "" keeps
+	// the history in memory only.
+	Out string
+	// NoRecord runs the workload without recording anything (no history,
+	// no evidence queries, no commit stream): the overhead baseline.
+	NoRecord bool
+	// MaxRetries is how many times an aborted transaction's plan is
+	// retried (each retry is a new transaction with fresh values).
+	MaxRetries int
+	// TxnTimeout bounds one transaction on the client side (default 30s);
+	// hitting it during COMMIT makes the outcome unknown.
+	TxnTimeout time.Duration
+	// Warn receives each limitation once (e.g. no logical decoding).
+	Warn func(string)
+	// Progress, if set, is called about every 200ms and at the end.
+	Progress func(Stats)
+}
+
+// Stats counts a run's transactions.
+type Stats struct {
+	Txns      int64 `json:"txns"`
+	Committed int64 `json:"committed"`
+	Aborted   int64 `json:"aborted"`
+	Unknown   int64 `json:"unknown"`
+	// Serialization, Deadlock, Connection and Other count aborts and
+	// unknowns by cause.
+	Serialization int64 `json:"serialization_failures"`
+	Deadlock      int64 `json:"deadlocks"`
+	Connection    int64 `json:"connection_errors"`
+	Other         int64 `json:"other_errors"`
+	// UserAborts counts transactions the workload rolled back on purpose.
+	UserAborts int64         `json:"user_aborts"`
+	Elapsed    time.Duration `json:"elapsed_ns"`
+}
+
+// Result is a finished run.
+type Result struct {
+	// History is the recorded history (nil with NoRecord).
+	History *history.History
+	Stats   Stats
+	// Path and EvidencePath are the files written ("" if none).
+	Path, EvidencePath string
+}
+
+type counters struct {
+	txns, committed, aborted, unknown      atomic.Int64
+	serial, deadlock, connection, otherErr atomic.Int64
+	userAbort                              atomic.Int64
+}
+
+func (c *counters) snapshot(el time.Duration) Stats {
+	return Stats{Txns: c.txns.Load(), Committed: c.committed.Load(), Aborted: c.aborted.Load(),
+		Unknown: c.unknown.Load(), Serialization: c.serial.Load(), Deadlock: c.deadlock.Load(),
+		Connection: c.connection.Load(), Other: c.otherErr.Load(), UserAborts: c.userAbort.Load(), Elapsed: el}
+}
+
+// rawTxn is a completed transaction as a client hands it to the recorder.
+type rawTxn struct {
+	session string
+	seq     int
+	status  history.Status
+	inv     int64
+	cmp     int64
+	ops     []workload.Op
+	ev      db.TxnEvidence
+}
+
+// Run executes cfg and returns the recorded history. Errors are for setup,
+// I/O and broken data; transaction failures are outcomes in the history.
+func Run(ctx context.Context, cfg Config) (*Result, error) {
+	if cfg.Clients <= 0 {
+		cfg.Clients = 4
+	}
+	if cfg.Txns <= 0 && cfg.Duration <= 0 {
+		cfg.Txns = 1000
+	}
+	if cfg.TxnTimeout <= 0 {
+		cfg.TxnTimeout = 30 * time.Second
+	}
+	if cfg.Workload == "" {
+		cfg.Workload = "list-append"
+	}
+	warned := map[string]bool{}
+	var warnMu sync.Mutex
+	warn := func(s string) {
+		warnMu.Lock()
+		defer warnMu.Unlock()
+		if !warned[s] && cfg.Warn != nil {
+			cfg.Warn(s)
+		}
+		warned[s] = true
+	}
+	level, err := db.ParseLevel(cfg.Level)
+	if err != nil {
+		return nil, err
+	}
+	shared, err := workload.NewShared(cfg.WL)
+	if err != nil {
+		return nil, err
+	}
+	d, err := db.Open(ctx, cfg.DB, db.Options{Level: level, Record: !cfg.NoRecord, Warn: warn})
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	wl, err := workload.New(cfg.Workload, d)
+	if err != nil {
+		return nil, err
+	}
+	version, err := d.Version(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%s: SELECT version(): %v", d.Name(), err)
+	}
+	if err := d.Setup(ctx, wl.Setup(d, shared.Config())...); err != nil {
+		return nil, err
+	}
+	rec := &recorder{cfg: &cfg, warn: warn}
+	res := &Result{}
+	if !cfg.NoRecord {
+		h := history.New()
+		wc := shared.Config()
+		h.Header = history.Header{Format: "jsonl", DB: d.Name(), Version: version, Level: d.Level(),
+			Workload: wl.Name(), Clock: "monotonic ns since run start (client)",
+			Extra: map[string]string{
+				"clients": strconv.Itoa(cfg.Clients), "keys": strconv.Itoa(wc.Keys), "ops": strconv.Itoa(wc.Ops),
+				"read_ratio": strconv.FormatFloat(wc.ReadRatio, 'g', -1, 64), "dist": wc.Dist,
+				"max_writes_per_key": strconv.Itoa(wc.MaxWritesPerKey), "seed": strconv.FormatUint(cfg.Seed, 10),
+				"requested_level": level, "recorder": "txray run"}}
+		h.Evidence = history.Evidence{Sessions: true, ClientTime: true, OpTime: true}
+		if wl.Name() == "predicate" {
+			h.Evidence.PredicateRead = true
+		}
+		rec.h = h
+		stream, why, err := d.CommitStream(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if stream != nil {
+			rec.stream = stream
+			defer stream.Close(context.Background())
+			h.Evidence.CommitOrder = true
+			h.Header.Extra["commit_ts"] = "commit LSN from a logical decoding slot (test_decoding): exact WAL commit order"
+		} else if g, ok := d.(interface{ HasCommitOrder() bool }); ok && g.HasCommitOrder() {
+			h.Evidence.CommitOrder = true
+			h.Header.Extra["commit_ts"] = "MariaDB @@last_gtid sequence number read after COMMIT (binlog order)"
+		} else if why != "" && d.Name() == "postgres" {
+			warn(why)
+		}
+		if cfg.Out != "" {
+			if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
+				return nil, err
+			}
+			res.Path = filepath.Join(cfg.Out, "history.jsonl")
+			f, err := os.Create(res.Path)
+			if err != nil {
+				return nil, err
+			}
+			defer f.Close()
+			rec.f, rec.w = f, jsonl.NewWriter(f)
+			if d.Name() == "postgres" || h.Evidence.CommitOrder {
+				res.EvidencePath = filepath.Join(cfg.Out, "evidence.jsonl")
+				ef, err := os.Create(res.EvidencePath)
+				if err != nil {
+					return nil, err
+				}
+				defer ef.Close()
+				rec.ef = ef
+				h.Header.Extra["evidence_file"] = "evidence.jsonl"
+			}
+			if err := rec.w.WriteHeader(h.Header, h.Evidence); err != nil {
+				return nil, err
+			}
+			if err := rec.w.Flush(); err != nil {
+				return nil, err
+			}
+		}
+	}
+
+	var cnt counters
+	start := time.Now()
+	clock := func() int64 { return int64(time.Since(start)) }
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if cfg.Duration > 0 {
+		runCtx, cancel = context.WithTimeout(runCtx, cfg.Duration)
+		defer cancel()
+	}
+	var issued atomic.Int64
+	claim := func() bool {
+		if runCtx.Err() != nil {
+			return false
+		}
+		if cfg.Duration > 0 {
+			return true
+		}
+		return issued.Add(1) <= int64(cfg.Txns)
+	}
+
+	ch := make(chan *rawTxn, 4*cfg.Clients+64)
+	recErr := make(chan error, 1)
+	if !cfg.NoRecord {
+		go func() { recErr <- rec.loop(ctx, ch) }()
+	}
+	stopProgress := make(chan struct{})
+	var progWG sync.WaitGroup
+	if cfg.Progress != nil {
+		progWG.Add(1)
+		go func() {
+			defer progWG.Done()
+			t := time.NewTicker(200 * time.Millisecond)
+			defer t.Stop()
+			for {
+				select {
+				case <-stopProgress:
+					return
+				case <-t.C:
+					cfg.Progress(cnt.snapshot(time.Since(start)))
+				}
+			}
+		}()
+	}
+
+	var wg sync.WaitGroup
+	var fatalOnce sync.Once
+	var fatal error
+	for id := 0; id < cfg.Clients; id++ {
+		wg.Add(1)
+		go func(id int) {
+			defer wg.Done()
+			err := runClient(ctx, runCtx, &cfg, d, wl, shared, id, clock, claim, &cnt, ch)
+			if err != nil {
+				fatalOnce.Do(func() { fatal = err; cancel() })
+			}
+		}(id)
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	close(stopProgress)
+	progWG.Wait()
+	if !cfg.NoRecord {
+		close(ch)
+		if err := <-recErr; err != nil && fatal == nil {
+			fatal = err
+		}
+	}
+	res.Stats = cnt.snapshot(elapsed)
+	if cfg.Progress != nil {
+		cfg.Progress(res.Stats)
+	}
+	if fatal != nil {
+		return res, fatal
+	}
+	res.History = rec.h
+	return res, nil
+}
+
+// runClient is one client's loop: plan, BEGIN, execute, COMMIT, classify,
+// hand the attempt to the recorder, retry aborted plans as new
+// transactions.
+func runClient(ctx, runCtx context.Context, cfg *Config, d db.DB, wl workload.Workload, shared *workload.Shared,
+	id int, clock func() int64, claim func() bool, cnt *counters, ch chan<- *rawTxn) error {
+	g := workload.NewGen(shared, cfg.Seed, id)
+	conn, err := d.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("client %d: connect: %v", id, err)
+	}
+	defer func() { conn.Close() }()
+	incarnation, seq := 0, 0
+	session := "c" + strconv.Itoa(id)
+	rec := workload.Recorder{Clock: clock}
+	plan := wl.Plan(g)
+	retries := 0
+	for claim() {
+		rec.Reset()
+		tctx, cancel := context.WithTimeout(ctx, cfg.TxnTimeout)
+		inv := clock()
+		err := conn.Begin(tctx)
+		if err == nil {
+			err = wl.Exec(tctx, conn, g, &plan, &rec)
+		}
+		atCommit := false
+		if err == nil {
+			atCommit = true
+			err = conn.Commit(tctx)
+		}
+		cmp := clock()
+		cancel()
+		status := history.Committed
+		var class db.Class
+		if err != nil {
+			if errors.Is(err, workload.ErrBadData) {
+				return fmt.Errorf("client %d: %v", id, err)
+			}
+			var outcome db.Outcome
+			if errors.Is(err, workload.ErrUserAbort) {
+				outcome, class = db.Aborted, db.ClassOther
+			} else {
+				outcome, class = conn.Classify(err, atCommit)
+			}
+			status = history.Aborted
+			if outcome == db.Unknown {
+				status = history.Unknown
+			}
+			switch {
+			case errors.Is(err, workload.ErrUserAbort):
+				cnt.userAbort.Add(1)
+			case class == db.ClassSerialization:
+				cnt.serial.Add(1)
+			case class == db.ClassDeadlock:
+				cnt.deadlock.Add(1)
+			case class == db.ClassConnection:
+				cnt.connection.Add(1)
+			default:
+				cnt.otherErr.Add(1)
+			}
+			if class != db.ClassConnection {
+				rctx, rc := context.WithTimeout(ctx, cfg.TxnTimeout)
+				if rerr := conn.Rollback(rctx); rerr != nil {
+					class = db.ClassConnection
+				}
+				rc()
+			}
+		}
+		cnt.txns.Add(1)
+		switch status {
+		case history.Committed:
+			cnt.committed.Add(1)
+		case history.Aborted:
+			cnt.aborted.Add(1)
+		default:
+			cnt.unknown.Add(1)
+		}
+		if !cfg.NoRecord {
+			ops := make([]workload.Op, len(rec.Ops))
+			copy(ops, rec.Ops)
+			ch <- &rawTxn{session: session, seq: seq, status: status, inv: inv, cmp: cmp, ops: ops, ev: conn.Evidence()}
+		}
+		seq++
+		if err != nil && class == db.ClassConnection {
+			// The session is gone. A transaction with unknown outcome may
+			// still be running, so later transactions belong to a new
+			// session (as Jepsen retires a process after :info).
+			conn.Close()
+			conn, err = reconnect(ctx, runCtx, d)
+			if err != nil {
+				if runCtx.Err() != nil {
+					return nil
+				}
+				return fmt.Errorf("client %d: reconnect: %v", id, err)
+			}
+			incarnation++
+			session = "c" + strconv.Itoa(id) + "." + strconv.Itoa(incarnation)
+			seq = 0
+		}
+		if status == history.Aborted && retries < cfg.MaxRetries && !errors.Is(err, workload.ErrUserAbort) {
+			retries++
+			continue
+		}
+		retries = 0
+		plan = wl.Plan(g)
+	}
+	return nil
+}
+
+func reconnect(ctx, runCtx context.Context, d db.DB) (db.Conn, error) {
+	var last error
+	for i := 0; i < 10; i++ {
+		c, err := d.Conn(ctx)
+		if err == nil {
+			return c, nil
+		}
+		last = err
+		select {
+		case <-runCtx.Done():
+			return nil, runCtx.Err()
+		case <-time.After(time.Duration(100*(i+1)) * time.Millisecond):
+		}
+	}
+	return nil, last
+}
+
+// recorder is the single goroutine that interns completed transactions
+// into the history and writes them, holding committed PostgreSQL
+// transactions until the commit stream has given their commit position.
+type recorder struct {
+	cfg    *Config
+	h      *history.History
+	w      *jsonl.Writer
+	f      *os.File
+	ef     *os.File
+	stream db.CommitStream
+	warn   func(string)
+
+	pending []pend
+	commits map[uint32]db.CommitRecord
+	evBuf   []byte
+}
+
+type pend struct {
+	idx  int32
+	xid  uint64
+	snap string
+}
+
+func (r *recorder) loop(ctx context.Context, ch <-chan *rawTxn) error {
+	var tick <-chan time.Time
+	if r.stream != nil {
+		r.commits = map[uint32]db.CommitRecord{}
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		tick = t.C
+	}
+	var firstErr error
+	keep := func(err error) {
+		if err != nil && firstErr == nil {
+			firstErr = err
+		}
+	}
+	lastFlush := time.Now()
+	for {
+		select {
+		case raw, ok := <-ch:
+			if !ok {
+				keep(r.finish(ctx))
+				return firstErr
+			}
+			keep(r.add(raw))
+			if r.w != nil && time.Since(lastFlush) > 100*time.Millisecond {
+				keep(r.w.Flush())
+				lastFlush = time.Now()
+			}
+		case <-tick:
+			keep(r.poll(ctx))
+			keep(r.drain(false))
+		}
+	}
+}
+
+func (r *recorder) add(raw *rawTxn) error {
+	h := r.h
+	t := history.Txn{Session: h.Sessions.Str(raw.session), Seq: int32(raw.seq), Status: raw.status,
+		HasTime: true, Invoke: raw.inv, Complete: raw.cmp,
+		ID: raw.session + "-" + strconv.Itoa(raw.seq), Ops: make([]history.Op, len(raw.ops))}
+	w := writes(raw.ops)
+	if raw.ev.CommitTS.Set && raw.status == history.Committed && w {
+		// Only writers get a binlog event: after a read-only commit
+		// @@last_gtid still names the session's previous commit.
+		t.CommitTS = raw.ev.CommitTS
+	}
+	if !w {
+		raw.ev.GTID = ""
+	}
+	for i := range raw.ops {
+		convertOp(h, &raw.ops[i], &t.Ops[i])
+	}
+	p := h.Add(t)
+	if r.stream != nil && raw.ev.XID != 0 && raw.status != history.Aborted && w {
+		// Logical decoding emits only transactions that changed data, so
+		// only writers wait for their commit position.
+		r.pending = append(r.pending, pend{idx: p.Index, xid: raw.ev.XID, snap: raw.ev.Snapshot})
+		return r.drain(false)
+	}
+	if p.Status == history.Unknown {
+		r.forgetReads(p)
+	}
+	if err := r.evidence(p, raw.ev.XID, raw.ev.Snapshot, raw.ev.GTID, nil, false); err != nil {
+		return err
+	}
+	if len(r.pending) > 0 {
+		r.pending = append(r.pending, pend{idx: p.Index})
+		return nil
+	}
+	return r.write(p)
+}
+
+// forgetReads makes the read results of a transaction whose outcome is
+// unknown unknown, as Jepsen records an :info completion: the transaction
+// may have aborted, and an uncommitted transaction's reads carry no
+// isolation guarantee (PostgreSQL, for one, only guarantees serializable
+// reads for committed transactions), so a checker must not build
+// dependencies on them. Its writes stay: they may have taken effect.
+// Predicate reads have no unknown-result form and are removed, counted in
+// History.Ignored.
+func (r *recorder) forgetReads(t *history.Txn) {
+	ops := t.Ops[:0]
+	for _, o := range t.Ops {
+		switch o.Kind {
+		case history.Read:
+			if o.IsList {
+				o.ListUnknown, o.List = true, nil
+			} else {
+				o.Value = history.NoValue
+			}
+		case history.PredRead:
+			r.h.Ignore("predicate read in a transaction with unknown outcome (result not trusted)", 1)
+			continue
+		}
+		ops = append(ops, o)
+	}
+	t.Ops = ops
+}
+
+// writes reports whether ops include a write that may have reached the
+// database.
+func writes(ops []workload.Op) bool {
+	for i := range ops {
+		if k := ops[i].Kind; k == history.Write || k == history.Append || k == history.Increment {
+			return true
+		}
+	}
+	return false
+}
+
+func convertOp(h *history.History, o *workload.Op, d *history.Op) {
+	d.Kind = o.Kind
+	if o.KeyS != "" {
+		d.Key = h.Keys.Str(o.KeyS)
+	} else {
+		d.Key = h.Keys.Int(o.Key)
+	}
+	d.Value = history.NoValue
+	if o.Done {
+		d.HasTime, d.Invoke, d.Complete = true, o.Invoke, o.Complete
+	}
+	switch o.Kind {
+	case history.Read:
+		if o.IsList {
+			d.IsList = true
+			if !o.Done {
+				d.ListUnknown = true
+				break
+			}
+			d.List = make([]int32, len(o.List))
+			for i, v := range o.List {
+				d.List[i] = h.Values.Int(v)
+			}
+		} else if o.Done && o.HasValue {
+			d.Value = h.Values.Int(o.Value)
+		}
+	case history.PredRead:
+		if o.Pred != nil {
+			p := &history.Predicate{Table: o.Pred.Table, Where: o.Pred.Where}
+			for _, row := range o.Pred.Rows {
+				r := history.Row{Value: history.NoValue}
+				if row.KeyS != "" {
+					r.Key = h.Keys.Str(row.KeyS)
+				} else {
+					r.Key = h.Keys.Int(row.Key)
+				}
+				if row.HasValue {
+					r.Value = h.Values.Int(row.Value)
+				}
+				p.Result = append(p.Result, r)
+			}
+			d.Pred = p
+		}
+	default:
+		if o.HasValue {
+			d.Value = h.Values.Int(o.Value)
+		}
+	}
+}
+
+// evRecord is one line of evidence.jsonl.
+type evRecord struct {
+	ID         string `json:"id"`
+	XID        uint64 `json:"xid,omitempty"`
+	Snapshot   string `json:"snapshot,omitempty"`
+	GTID       string `json:"gtid,omitempty"`
+	CommitLSN  string `json:"commit_lsn,omitempty"`
+	CommitTime string `json:"commit_time,omitempty"`
+	// ResolvedBy is set when a transaction the client saw as unknown was
+	// found committed in the commit stream.
+	ResolvedBy string `json:"resolved_by,omitempty"`
+}
+
+// evidence appends an evidence.jsonl record for t: its xid and snapshot
+// (PostgreSQL), GTID (MariaDB), and commit LSN and time when the commit
+// stream gave them.
+func (r *recorder) evidence(t *history.Txn, xid uint64, snap, gtid string, cr *db.CommitRecord, resolved bool) error {
+	if r.ef == nil || (xid == 0 && gtid == "") {
+		return nil
+	}
+	e := evRecord{ID: t.ID, XID: xid, Snapshot: snap, GTID: gtid}
+	if cr != nil {
+		e.CommitLSN = fmt.Sprintf("%X/%X", cr.LSN>>32, uint32(cr.LSN))
+		e.CommitTime = cr.Time
+	}
+	if resolved {
+		e.ResolvedBy = "commit stream"
+	}
+	b, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	r.evBuf = append(append(r.evBuf, b...), '\n')
+	if len(r.evBuf) > 64<<10 {
+		return r.flushEvidence()
+	}
+	return nil
+}
+
+func (r *recorder) flushEvidence() error {
+	if r.ef == nil || len(r.evBuf) == 0 {
+		return nil
+	}
+	_, err := r.ef.Write(r.evBuf)
+	r.evBuf = r.evBuf[:0]
+	return err
+}
+
+func (r *recorder) write(t *history.Txn) error {
+	if r.w == nil {
+		return nil
+	}
+	return r.w.WriteTxn(r.h, t)
+}
+
+func (r *recorder) poll(ctx context.Context) error {
+	if r.stream == nil {
+		return nil
+	}
+	recs, err := r.stream.Poll(ctx)
+	if err != nil {
+		r.warn(fmt.Sprintf("commit stream: %v; later commits get no commit order", err))
+		r.stream = nil
+		r.h.Evidence.CommitOrder = false
+		return nil
+	}
+	for _, c := range recs {
+		r.commits[uint32(c.XID)] = c
+	}
+	return nil
+}
+
+// drain writes pending transactions from the head while their commit
+// position is known (or, at the end, whatever is known).
+func (r *recorder) drain(final bool) error {
+	for len(r.pending) > 0 {
+		p := r.pending[0]
+		t := &r.h.Txns[p.idx]
+		if p.xid != 0 {
+			cr, ok := r.commits[uint32(p.xid)]
+			if !ok && !final {
+				return nil
+			}
+			resolved := false
+			var crp *db.CommitRecord
+			if ok {
+				delete(r.commits, uint32(p.xid))
+				crp = &cr
+				t.CommitTS = history.Timestamp{P: int64(cr.LSN), Set: true}
+				if t.Status == history.Unknown {
+					// The WAL says it committed: the outcome is known.
+					t.Status, resolved = history.Committed, true
+				}
+			} else if t.Status == history.Committed {
+				r.warn("some committed transactions were not found in the commit stream; the history has no exact commit order")
+				r.h.Evidence.CommitOrder = false
+			}
+			if t.Status == history.Unknown {
+				r.forgetReads(t)
+			}
+			if err := r.evidence(t, p.xid, p.snap, "", crp, resolved); err != nil {
+				return err
+			}
+		}
+		if err := r.write(t); err != nil {
+			return err
+		}
+		r.pending = r.pending[1:]
+	}
+	r.pending = r.pending[:0]
+	return nil
+}
+
+func (r *recorder) finish(ctx context.Context) error {
+	var firstErr error
+	keep := func(err error) {
+		if err != nil && firstErr == nil {
+			firstErr = err
+		}
+	}
+	if r.stream != nil {
+		keep(r.poll(ctx))
+	}
+	keep(r.drain(true))
+	keep(r.flushEvidence())
+	if r.w != nil {
+		keep(r.w.Close())
+	}
+	if r.ef != nil {
+		keep(r.ef.Sync())
+	}
+	return firstErr
+}
