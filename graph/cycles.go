@@ -247,11 +247,23 @@ func (s *searcher) halted() bool { return s.stop != "" || s.typeStop }
 // so reported cycles are short. Where one pair has several relations the
 // strongest one that keeps the classification is reported.
 //
-// At most MaxPerType cycles are reported per type. complete is false, with
-// a reason, when the step budget or ctx ended the search before every
-// requested type was either found up to the cap or ruled out; cycles found
-// so far are still returned. The search never recurses and is bounded by
-// the budget.
+// Candidates are pruned exactly before any path search: start edges must
+// lie in one SCC of the type's relations; for G-single-item the path back
+// must be possible in the ww/wr condensation (GRAIL interval labels); for
+// the multi-state types (G-nonadjacent, G2-item, the variants) the start
+// edge must close a cycle of the product graph. The Realtime order is
+// walked in its O(n) form (see AddRealtimeOrder), its point hops costing
+// nothing, and reported as single Realtime edges.
+//
+// At most MaxPerType cycles are reported per type, sorted by type (search
+// order) then first transaction; a component with more than 65536 edges
+// yields at most one cycle per type (as Elle's search does per SCC).
+// complete is false, with a reason, when the step budget or ctx ended the
+// search before every requested type was either found or ruled out in
+// every component (each type gets a share of the remaining budget, so one
+// expensive type does not starve the others); cycles found so far are
+// still returned. The search never recurses and is bounded by the budget.
+// Safe for concurrent use.
 func (g *Graph) FindCycles(ctx context.Context, opts SearchOptions) (cycles []Cycle, complete bool, reason string) {
 	if ctx == nil {
 		ctx = context.Background()

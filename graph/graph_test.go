@@ -64,16 +64,6 @@ func mkGraph(n int, edges []te, sessions [][]int32, times [][2]int64) (*Graph, *
 	return b.Build(), h
 }
 
-// overlap gives n transactions that all overlap in time (no realtime
-// order), except as patched by the caller.
-func overlap(n int) [][2]int64 {
-	t := make([][2]int64, n)
-	for i := range t {
-		t[i] = [2]int64{100, 200}
-	}
-	return t
-}
-
 // validCycle checks a reported cycle against the graph.
 func validCycle(t *testing.T, g *Graph, c Cycle) {
 	t.Helper()
@@ -404,7 +394,10 @@ func TestRealtimeOrderExact(t *testing.T) {
 
 // bruteTypes enumerates every simple cycle and every relation choice per
 // pair, returning the set of (base, variant) that exist.
-func bruteTypes(g *Graph) map[[2]int]bool {
+func bruteTypes(g *Graph) map[[2]int]bool { return bruteTypesIn(g, nil) }
+
+// bruteTypesIn is bruteTypes restricted to cycles over nodes in (nil = all).
+func bruteTypesIn(g *Graph, in map[int32]bool) map[[2]int]bool {
 	n := int32(g.N())
 	found := map[[2]int]bool{}
 	var path []int32
@@ -434,7 +427,7 @@ func bruteTypes(g *Graph) map[[2]int]bool {
 				rels(0, nil)
 				continue
 			}
-			if w <= start || onPath[w] {
+			if w <= start || onPath[w] || (in != nil && !in[w]) {
 				continue
 			}
 			onPath[w] = true
@@ -445,6 +438,9 @@ func bruteTypes(g *Graph) map[[2]int]bool {
 		}
 	}
 	for s := int32(0); s < n; s++ {
+		if in != nil && !in[s] {
+			continue
+		}
 		path = []int32{s}
 		onPath[s] = true
 		dfs(s, s)
@@ -508,6 +504,31 @@ func TestFindCyclesMatchesBruteForce(t *testing.T) {
 				misses++
 				t.Errorf("iter %d: %s exists but not reported (found %v); edges %v sessions %v times %v",
 					iter, typeName(bv[0], bv[1]), typesOf(cs), es, sessions, tm)
+			}
+		}
+		// A cycle is called -process/-realtime only if its component has
+		// no cycle of an implying type with a weaker variant (Elle's
+		// severity order: plain, then -process, then -realtime).
+		sccs := g.SCCs(All)
+		for _, c := range cs {
+			b, v, _ := parseType(c.Type)
+			if v == varPlain {
+				continue
+			}
+			in := map[int32]bool{}
+			for _, scc := range sccs {
+				if slices.Contains(scc, c.Edges[0].From) {
+					for _, x := range scc {
+						in[x] = true
+					}
+				}
+			}
+			for bv := range bruteTypesIn(g, in) {
+				if bv[1] < v && baseImplies(bv[0], b) {
+					t.Errorf("iter %d: reported %s but its component has %s; edges %v sessions %v times %v",
+						iter, c.Type, typeName(bv[0], bv[1]), es, sessions, tm)
+					misses++
+				}
 			}
 		}
 		if misses > 5 {
@@ -654,5 +675,30 @@ func TestBuildInPlaceMatchesScatter(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+func TestEmptyGraph(t *testing.T) {
+	h := history.New()
+	b := NewBuilder(0)
+	b.Add(0, 1, WW, Why{})
+	b.AddProcessOrder(h, nil)
+	b.AddRealtimeOrder(h, nil)
+	g := b.Build()
+	if g.N() != 0 || g.NumEdges() != 0 || len(g.SCCs(All)) != 0 || g.RealtimeBefore(0, 1) {
+		t.Fatal("empty graph not empty")
+	}
+	cs, complete, _ := g.FindCycles(context.Background(), SearchOptions{})
+	if len(cs) != 0 || !complete {
+		t.Fatalf("empty graph: %v %v", cs, complete)
+	}
+	// A history whose Index fields disagree with n must not panic.
+	h = mkHistory(3, [][]int32{{0, 1, 2}}, [][2]int64{{0, 1}, {2, 3}, {4, 5}})
+	h.Txns[2].Index = 7
+	b = NewBuilder(2)
+	b.AddProcessOrder(h, nil)
+	b.AddRealtimeOrder(h, nil)
+	if g := b.Build(); !g.RealtimeBefore(0, 1) || g.Rels(0, 1) != Process|Realtime {
+		t.Fatalf("rels %v", g.Rels(0, 1))
 	}
 }

@@ -2,6 +2,8 @@ package graph
 
 import (
 	"bufio"
+
+	"github.com/txray/txray/history"
 	"os"
 	"runtime"
 	"strings"
@@ -16,7 +18,13 @@ func TestBuildMemory(t *testing.T) {
 		t.Skip("set GRAPH_MEM=1")
 	}
 	const n, m = 1_000_000, 10_000_000
-	h, _ := synth(n, 100, 10, 0, 5) // times and sessions only
+	h := history.New()
+	h.Txns = make([]history.Txn, n)
+	for i := range h.Txns {
+		s := int64(i % 100)
+		h.Txns[i] = history.Txn{Index: int32(i), Session: int32(s), Seq: int32(i / 100),
+			HasTime: true, Invoke: int64(i)*10 - s*7, Complete: int64(i)*10 - s*7 + 500}
+	}
 	runtime.GC()
 	base := vmHWM(t)
 	b := NewBuilder(n)
