@@ -1,5 +1,5 @@
 // Package aion is txray's online timestamp-based checker, after Aion (the
-// online mode of Chronos/TimeKiller: Lu et al., ICDE 2024 §V). Transactions
+// online mode of Chronos/TimeKiller, ICDE 2024). Transactions
 // arrive one at a time, in any order across sessions (in session order within
 // a session), each with its start and commit timestamps; the checker keeps,
 // per key, a versioned frontier (committed versions ordered by commit
@@ -20,7 +20,11 @@
 // read's verdict becomes final FinalAfter after the reading transaction
 // arrived (or at Close), and only final failures are reported as anomalies.
 //
-// Memory (the watermark rule). Let W be the smallest snapshot timestamp of
+// Memory (the watermark rule). State is kept only for transactions whose
+// verdicts are not final, so the live state is about (arrival rate) ×
+// FinalAfter × (~1.5 KB per 15-op transaction), plus one entry per key and
+// per session and the interned keys and string values (which grow with
+// the number of distinct keys and string values seen). Let W be the smallest snapshot timestamp of
 // any transaction whose verdicts are not yet final (or, when none is
 // pending, the largest snapshot seen). Any transaction still to arrive is
 // expected to have a snapshot ≥ W, and then needs of each key only the last
@@ -35,8 +39,8 @@ package aion
 import (
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/txray/txray/check"
@@ -106,6 +110,7 @@ type read struct {
 	fail  bool
 	final bool
 	flips int32
+	kind  string // classification, fixed when versions that may explain it are discarded
 }
 
 type keyState struct {
@@ -113,15 +118,24 @@ type keyState struct {
 	reads []*read   // pending external reads, sorted by snap
 	gcTS  history.Timestamp
 	gced  bool // versions older than gcTS were discarded
+	nfail int  // pending reads currently failing
+	// per-transaction scratch for Int (valid when epoch == Txn.seq)
+	epoch int64
+	accV  Val
+	accOp int32
 }
 
 // Checker is an online checker. It is not safe for concurrent use; callers
 // serialise Add, Tick and Result.
 type Checker struct {
-	cfg     Config
-	ser     bool
+	cfg Config
+	ser bool
+	// Keys and Strs intern keys and string values. Readers intern through
+	// methods that lock nmu, so a Reader may decode in another goroutine
+	// while the checker runs; direct use is for single-goroutine callers.
 	Keys    *history.Interner
 	Strs    *history.Interner
+	nmu     sync.RWMutex
 	keys    []keyState
 	last    map[string]*Txn // last transaction per session
 	pending []*read         // non-final reads in arrival order
@@ -137,6 +151,7 @@ type Checker struct {
 	listOps int64
 	maxSnap history.Timestamp
 	start   time.Time
+	slab    []read
 }
 
 // New returns a checker.
@@ -197,13 +212,27 @@ func (c *Checker) at(ks *keyState, snap history.Timestamp) int {
 	if i >= 0 && c.visible(vs[i].cts, snap) {
 		return i
 	}
-	return sort.Search(len(vs), func(j int) bool { return !c.visible(vs[j].cts, snap) }) - 1
+	lo, hi := 0, len(vs) // first version not visible at snap
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if c.visible(vs[m].cts, snap) {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo - 1
 }
 
-// Add checks one arriving transaction. Transactions that did not commit
-// are counted and skipped (their writes are never visible). A committed
+// Add checks one arriving transaction. Aborted transactions, and those of
+// unknown outcome without both timestamps, are counted and skipped (their
+// writes are never visible); an unknown-outcome transaction with both
+// timestamps is treated as committed, as in package chronos. A committed
 // transaction must carry both timestamps.
 func (c *Checker) Add(t *Txn) error {
+	if t.Status == history.Unknown && t.StartTS.Set && t.CommitTS.Set {
+		t.Status = history.Committed
+	}
 	if t.Status != history.Committed {
 		c.aborted++
 		return nil
@@ -231,15 +260,8 @@ func (c *Checker) Add(t *Txn) error {
 	if c.maxSnap.Less(snap) || !c.maxSnap.Set {
 		c.maxSnap = snap
 	}
-	// Int and external reads.
-	type acc struct {
-		v  Val
-		op int32
-	}
-	var seen map[int32]acc
-	if len(t.Ops) > 1 {
-		seen = make(map[int32]acc, len(t.Ops))
-	}
+	// Int and external reads. epoch/accV/accOp hold, per key, this
+	// transaction's last access (valid when epoch[k] == t.seq).
 	hasPending := false
 	for j := range t.Ops {
 		o := &t.Ops[j]
@@ -247,35 +269,34 @@ func (c *Checker) Add(t *Txn) error {
 			c.listOps++
 			continue
 		}
+		if o.Kind != history.Write && o.Kind != history.Read {
+			continue
+		}
+		ks := c.key(o.Key)
 		if o.Kind == history.Write {
-			if seen != nil {
-				seen[o.Key] = acc{o.V, int32(j)}
-			}
+			ks.epoch, ks.accV, ks.accOp = t.seq, o.V, int32(j)
 			continue
 		}
-		if o.Kind != history.Read {
-			continue
-		}
-		if prev, ok := seen[o.Key]; ok {
-			if prev.v != o.V {
-				c.report(TypeInternal, c.Keys.String(o.Key), fmt.Sprintf("%s: op %d (%s) follows op %d (%s) on the same key, so it must return %s, but it returned %s. Int axiom.",
-					c.txnString(t), j, c.opString(o), prev.op, c.opString(&t.Ops[prev.op]), c.valString(prev.v), c.valString(o.V)))
+		if ks.epoch == t.seq {
+			if ks.accV != o.V {
+				c.report(TypeInternal, c.keyName(o.Key), fmt.Sprintf("%s: op %d (%s) follows op %d (%s) on the same key, so it must return %s, but it returned %s. Int axiom.",
+					c.txnString(t), j, c.opString(o), ks.accOp, c.opString(&t.Ops[ks.accOp]), c.valString(ks.accV), c.valString(o.V)))
 			}
 		} else {
-			ks := c.key(o.Key)
-			r := &read{snap: snap, v: o.V, t: t, op: int32(j)}
+			r := c.newRead()
+			*r = read{snap: snap, v: o.V, t: t, op: int32(j)}
 			if ks.gced && snap.Less(ks.gcTS) {
 				c.late++
 			} else {
-				r.fail = !c.matches(ks, r)
+				if r.fail = !c.matches(ks, r); r.fail {
+					ks.nfail++
+				}
 				ks.insertRead(r)
 				c.pending = append(c.pending, r)
 				hasPending = true
 			}
 		}
-		if seen != nil {
-			seen[o.Key] = acc{o.V, int32(j)}
-		}
+		ks.epoch, ks.accV, ks.accOp = t.seq, o.V, int32(j)
 	}
 	if hasPending {
 		c.ptx = append(c.ptx, t)
@@ -299,6 +320,16 @@ func (c *Checker) Add(t *Txn) error {
 		c.install(t, o)
 	}
 	return nil
+}
+
+// newRead hands out reads from slabs to avoid one allocation per read.
+func (c *Checker) newRead() *read {
+	if len(c.slab) == 0 {
+		c.slab = make([]read, 1024)
+	}
+	r := &c.slab[0]
+	c.slab = c.slab[1:]
+	return r
 }
 
 func (ks *keyState) insertRead(r *read) {
@@ -346,7 +377,18 @@ func (c *Checker) install(t *Txn, o *Op) {
 	ks.vers[i] = version{cts: t.CommitTS, v: o.V, w: t}
 	// Reads whose visible version is now this one: snap in [cts, next cts).
 	rs := ks.reads
-	lo := sort.Search(len(rs), func(j int) bool { return c.visible(t.CommitTS, rs[j].snap) })
+	if len(rs) == 0 || !c.visible(t.CommitTS, rs[len(rs)-1].snap) {
+		return
+	}
+	lo, hi := 0, len(rs) // first read that sees this version's commit
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if c.visible(t.CommitTS, rs[m].snap) {
+			hi = m
+		} else {
+			lo = m + 1
+		}
+	}
 	for j := lo; j < len(rs); j++ {
 		r := rs[j]
 		if i+1 < len(ks.vers) && c.visible(ks.vers[i+1].cts, r.snap) {
@@ -361,6 +403,12 @@ func (c *Checker) install(t *Txn, o *Op) {
 			r.fail = fail
 			r.flips++
 			c.flips++
+			if fail {
+				ks.nfail++
+			} else {
+				ks.nfail--
+				r.kind = ""
+			}
 		}
 	}
 }
@@ -413,6 +461,15 @@ func (c *Checker) tick(before time.Time) {
 		ks.reads = ks.reads[:n]
 		// keep the last version visible at w and everything after it
 		x := c.at(ks, w)
+		if x > 0 && ks.nfail > 0 {
+			// classify failing reads while the versions that may explain
+			// them are still here
+			for _, r := range ks.reads {
+				if r.fail && r.kind == "" {
+					r.kind = c.classify(ks, r)
+				}
+			}
+		}
 		if x > 0 {
 			m := copy(ks.vers, ks.vers[x:])
 			clear(ks.vers[m:])
@@ -431,6 +488,9 @@ func (c *Checker) finalize(r *read) {
 	if !r.fail {
 		return
 	}
+	if o := &r.t.Ops[r.op]; int(o.Key) < len(c.keys) {
+		c.keys[o.Key].nfail--
+	}
 	t := r.t
 	o := &t.Ops[r.op]
 	ks := &c.keys[o.Key]
@@ -441,6 +501,22 @@ func (c *Checker) finalize(r *read) {
 	} else {
 		state = "the initial value"
 	}
+	kind := r.kind
+	if kind == "" {
+		kind = c.classify(ks, r)
+	}
+	word := "snapshot"
+	if c.ser {
+		word = "commit point"
+	}
+	c.report(TypeExt, c.keyName(o.Key), fmt.Sprintf("%s (sts %s, cts %s): op %d (%s) is an external read. At its %s %s the last committed value of %s was %s, but it read %s [%s]. The verdict flipped %d times before becoming final. Ext axiom.",
+		c.txnString(t), t.StartTS, t.CommitTS, r.op, c.opString(o), word, r.snap, c.keyName(o.Key), state, c.valString(r.v), kind, r.flips))
+}
+
+// classify says where the value a failing read returned came from, among
+// the versions retained now. It runs when the verdict becomes final, or
+// earlier, just before versions are discarded, while a read is failing.
+func (c *Checker) classify(ks *keyState, r *read) string {
 	kind := "value never written (among retained versions)"
 	if c.isInitial(r.v) {
 		kind = "written before the snapshot (the initial value, overwritten)"
@@ -454,17 +530,12 @@ func (c *Checker) finalize(r *read) {
 			}
 		}
 	}
-	word := "snapshot"
-	if c.ser {
-		word = "commit point"
-	}
-	c.report(TypeExt, c.Keys.String(o.Key), fmt.Sprintf("%s (sts %s, cts %s): op %d (%s) is an external read. At its %s %s the last committed value of %s was %s, but it read %s [%s]. The verdict flipped %d times before becoming final. Ext axiom.",
-		c.txnString(t), t.StartTS, t.CommitTS, r.op, c.opString(o), word, r.snap, c.Keys.String(o.Key), state, c.valString(r.v), kind, r.flips))
+	return kind
 }
 
 func (c *Checker) noConflict(a, b *Txn, k int32, ts history.Timestamp) {
-	c.report(TypeNoConflict, c.Keys.String(k), fmt.Sprintf("%s (sts %s, cts %s) and %s (sts %s, cts %s) both write %s and overlap (one commits at %s inside the other's interval). NoConflict axiom.",
-		c.txnString(a), a.StartTS, a.CommitTS, c.txnString(b), b.StartTS, b.CommitTS, c.Keys.String(k), ts))
+	c.report(TypeNoConflict, c.keyName(k), fmt.Sprintf("%s (sts %s, cts %s) and %s (sts %s, cts %s) both write %s and overlap (one commits at %s inside the other's interval). NoConflict axiom.",
+		c.txnString(a), a.StartTS, a.CommitTS, c.txnString(b), b.StartTS, b.CommitTS, c.keyName(k), ts))
 }
 
 func (c *Checker) report(typ, key, expl string) {
@@ -481,6 +552,8 @@ func (c *Checker) valString(v Val) string {
 	case 0:
 		return "nil"
 	case 2:
+		c.nmu.RLock()
+		defer c.nmu.RUnlock()
 		return c.Strs.String(int32(v.N))
 	}
 	return fmt.Sprint(v.N)
@@ -494,7 +567,7 @@ func (c *Checker) opString(o *Op) string {
 	case history.Append:
 		f = "append"
 	}
-	return f + " " + c.Keys.String(o.Key) + " " + c.valString(o.V)
+	return f + " " + c.keyName(o.Key) + " " + c.valString(o.V)
 }
 
 func (c *Checker) txnString(t *Txn) string {
@@ -573,20 +646,47 @@ func (c *Checker) Close() *check.Result {
 		r.Stats["txns_per_second"] = float64(c.n) / el
 	}
 	switch {
-	case len(types) > 0:
-		r.Verdict = check.Invalid
-		r.Not = []string{c.cfg.Model}
 	case c.late > 0:
 		r.Verdict = check.Unknown
 		r.Reason = fmt.Sprintf("%d external reads arrived with a snapshot older than the discarded state (later than --final-after allows) and could not be checked", c.late)
 	case c.listOps > 0 && c.n > 0:
 		r.Verdict = check.Unknown
-		r.Reason = fmt.Sprintf("%d list ops are not checked online; use txray check --checker chronos", c.listOps)
-	default:
-		r.Verdict = check.Valid
+		r.Reason = fmt.Sprintf("%d list, predicate or increment ops are not checked online; use txray check --checker chronos", c.listOps)
+	}
+	r.Finish() // verdict, types and ruled-out models from package model
+	if c.ser && len(r.AnomalyTypes) > 0 {
+		// commit-order Ext failures say nothing about snapshot isolation
+		r.Not, r.AlsoNot = []string{"serializable"}, []string{"strict-serializable"}
 	}
 	if c.lateNC > 0 {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("%d writes arrived below the watermark; their NoConflict checks used retained versions only", c.lateNC))
 	}
 	return r
+}
+
+func (c *Checker) keyName(k int32) string {
+	c.nmu.RLock()
+	defer c.nmu.RUnlock()
+	return c.Keys.String(k)
+}
+
+func (c *Checker) internKeyInt(n int64) int32 {
+	c.nmu.Lock()
+	defer c.nmu.Unlock()
+	return c.Keys.Int(n)
+}
+
+func (c *Checker) internKeyStr(s string) int32 {
+	c.nmu.Lock()
+	defer c.nmu.Unlock()
+	return c.Keys.Str(s)
+}
+
+func (c *Checker) internStr(b []byte) int32 {
+	c.nmu.Lock()
+	defer c.nmu.Unlock()
+	if id, ok := c.Strs.LookupStr(string(b)); ok {
+		return id
+	}
+	return c.Strs.Str(string(b))
 }

@@ -21,6 +21,23 @@ type Reader struct {
 	Skipped int
 	// LineOffset is added to line numbers in errors (for input fed in chunks).
 	LineOffset int
+	// keys caches key ids so decoding rarely takes the checker's lock; a
+	// Reader may run in a different goroutine from the checker.
+	ikeys map[int64]int32
+	skeys map[string]int32
+}
+
+// NewBytesReader returns a reader over b (which must not change meanwhile).
+func NewBytesReader(b []byte, c *Checker, name string) *Reader {
+	return &Reader{lx: timekiller.NewLexerBytes(b), c: c, name: name}
+}
+
+// Reset makes r read b next (keeping its key caches), with line numbers
+// counted from lineOffset+1.
+func (r *Reader) Reset(b []byte, lineOffset int) {
+	r.lx = timekiller.NewLexerBytes(b)
+	r.LineOffset = lineOffset
+	r.depth = 0
 }
 
 // NewReader returns a reader interning keys and strings in c.
@@ -103,14 +120,11 @@ func (r *Reader) object() (*Txn, bool, error) {
 		if !more {
 			break
 		}
-		nb, err := lx.String()
+		nb, err := lx.Field()
 		if err != nil {
 			return nil, false, r.wrap("", err)
 		}
-		name := string(nb)
-		if err := lx.Expect(':'); err != nil {
-			return nil, false, r.wrap(name, err)
-		}
+		name := fieldName(nb)
 		switch name {
 		case "txray":
 			skip = true
@@ -230,7 +244,7 @@ func (r *Reader) val() (Val, error) {
 		if err != nil {
 			return Val{}, err
 		}
-		return Val{N: int64(r.c.Strs.Str(string(b))), K: 2}, nil
+		return Val{N: int64(r.c.internStr(b)), K: 2}, nil
 	}
 	n, err := lx.Int64()
 	return Val{N: n, K: 1}, err
@@ -260,7 +274,7 @@ func (r *Reader) ops(t *Txn) error {
 			if !more {
 				break
 			}
-			nb, err := lx.String()
+			nb, err := lx.Field()
 			if err != nil {
 				return err
 			}
@@ -268,16 +282,17 @@ func (r *Reader) ops(t *Txn) error {
 			if len(nb) == 1 {
 				which = nb[0]
 			}
-			if err := lx.Expect(':'); err != nil {
-				return err
-			}
 			switch which {
 			case 'f':
 				s, err := lx.String()
 				if err != nil {
 					return err
 				}
-				if o.Kind, kindOK = history.ParseKind(string(s)); !kindOK {
+				if len(s) == 1 && s[0] == 'r' {
+					o.Kind, kindOK = history.Read, true
+				} else if len(s) == 1 && s[0] == 'w' {
+					o.Kind, kindOK = history.Write, true
+				} else if o.Kind, kindOK = history.ParseKind(string(s)); !kindOK {
 					return fmt.Errorf("ops[%d].f: unsupported micro-op %q", len(t.Ops), s)
 				}
 			case 'k':
@@ -287,13 +302,33 @@ func (r *Reader) ops(t *Txn) error {
 					if err != nil {
 						return err
 					}
-					o.Key = r.c.Keys.Str(string(b))
+					id, ok := r.skeys[string(b)]
+					if !ok {
+						id = r.c.internKeyStr(string(b))
+						if r.skeys == nil {
+							r.skeys = map[string]int32{}
+						}
+						if len(r.skeys) < 1<<16 {
+							r.skeys[string(b)] = id
+						}
+					}
+					o.Key = id
 				} else {
 					n, err := lx.Int64()
 					if err != nil {
 						return fmt.Errorf("ops[%d].k: %v", len(t.Ops), err)
 					}
-					o.Key = r.c.Keys.Int(n)
+					id, ok := r.ikeys[n]
+					if !ok {
+						id = r.c.internKeyInt(n)
+						if r.ikeys == nil {
+							r.ikeys = map[int64]int32{}
+						}
+						if len(r.ikeys) < 1<<16 {
+							r.ikeys[n] = id
+						}
+					}
+					o.Key = id
 				}
 			case 'v':
 				if c, _ := lx.Peek(); c == '[' {
@@ -324,4 +359,28 @@ func (r *Reader) ops(t *Txn) error {
 		}
 		t.Ops = append(t.Ops, o)
 	}
+}
+
+// fieldName maps a member name to a constant string (no allocation for the
+// names a transaction record uses).
+func fieldName(b []byte) string {
+	switch string(b) {
+	case "txray":
+		return "txray"
+	case "type":
+		return "type"
+	case "id":
+		return "id"
+	case "session":
+		return "session"
+	case "status":
+		return "status"
+	case "start_ts":
+		return "start_ts"
+	case "commit_ts":
+		return "commit_ts"
+	case "ops":
+		return "ops"
+	}
+	return string(b)
 }

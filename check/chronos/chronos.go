@@ -1,11 +1,12 @@
 // Package chronos is txray's offline timestamp-based checker, after Chronos
-// (Lu et al., "Efficiently Checking Snapshot Isolation and Serializability
-// Using Timestamps", ICDE 2024; reference implementation TimeKiller).
+// ("Chronos: Efficiently Checking Snapshot Isolation ... by replaying"
+// timestamps, ICDE 2024; reference implementation TimeKiller,
+// github.com/FertileFragrance/TimeKiller).
 //
 // When the database exposes every committed transaction's start timestamp
 // (snapshot) and commit timestamp, snapshot isolation is checked in
 // O(n log n) by replaying start and commit events in timestamp order and
-// checking the four axioms of the paper's SI definition (§III, after Cerone
+// checking the four axioms of the paper's SI definition (after Cerone
 // et al.'s axiomatic SI with timestamps):
 //
 //   - Session ("session"): in each session a transaction starts no earlier
@@ -36,7 +37,7 @@
 // is visible to a transaction whose start timestamp is ts (cts ≤ sts); a
 // transaction's own start precedes its own commit.
 //
-// Garbage collection (paper §IV-C): replay keeps per key only the frontier
+// Garbage collection (as in the paper): replay keeps per key only the frontier
 // version plus the versions that committed after the start of the oldest
 // still-running transaction (needed for NoConflict); older versions are no
 // longer needed by any transaction that has started or will start, and are
@@ -61,12 +62,12 @@ package chronos
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/txray/txray/check"
 	"github.com/txray/txray/history"
+	"github.com/txray/txray/model"
 )
 
 // Anomaly type names (design.md §5).
@@ -83,6 +84,8 @@ const (
 	ModelSI        = "snapshot-isolation"
 	ModelSER       = "serializable"
 	ModelStrictSER = "strict-serializable"
+	// ModelSessionSER is serializable plus the Session axiom.
+	ModelSessionSER = "strong-session-serializable"
 )
 
 // Checker is the chronos checker; it is registered as "chronos".
@@ -98,32 +101,38 @@ func (Checker) Doc() string {
 	return "Chronos: SI / serializability by replaying DB start and commit timestamps (ICDE 2024), near-linear"
 }
 
-// Canon maps a model name or alias to the model this checker judges, or ""
-// when it cannot judge it. The empty model means snapshot isolation.
+// Canon maps a model name, alias or DBMS profile (package model) to the
+// model this checker judges, or "" when it cannot judge it. The empty model
+// means snapshot isolation (the model Chronos is about).
 //
-// Weaker models (read-committed, read-uncommitted, repeatable-read,
-// read-atomic, causal, ...) are not applicable: the timestamp axioms decide
-// SI and (strict) serializability; a history that violates them may still
-// satisfy a weaker level, and one that satisfies them satisfies every level
-// SI implies, but the weaker level's own definition is not what is checked.
-func Canon(model string) string {
-	m := strings.ToLower(strings.TrimSpace(model))
-	if i := strings.LastIndexByte(m, ':'); i >= 0 {
-		// DBMS profiles whose level is snapshot isolation or serializable.
-		switch m {
-		case "postgres:repeatable-read", "postgresql:repeatable-read", "tidb:repeatable-read", "tidb:snapshot-isolation":
-			return ModelSI
-		case "postgres:serializable", "postgresql:serializable", "cockroachdb:serializable":
-			return ModelSER
+// strong-session-snapshot-isolation is judged as snapshot-isolation (the
+// Session axiom is always checked); strong-session-serializable as
+// serializable plus the Session axiom. Weaker models (read-committed,
+// read-uncommitted, repeatable-read, read-atomic, causal, ...) are not
+// applicable: the timestamp axioms decide SI and (strict) serializability; a
+// history that violates them may still satisfy a weaker level, so their
+// failures say nothing about it, and the weaker level's own definition is
+// not what is checked.
+func Canon(name string) string {
+	if strings.TrimSpace(name) == "" {
+		return ModelSI
+	}
+	m, err := model.Canonical(name)
+	if err != nil {
+		p, ok := model.LookupProfile(name)
+		if !ok {
+			return ""
 		}
-		m = m[i+1:]
+		m = p.Model
 	}
 	switch m {
-	case "", "si", "snapshot-isolation", "snapshot", "strong-session-snapshot-isolation", "session-snapshot-isolation":
+	case model.SnapshotIsolation, model.StrongSessionSnapshotIsolation:
 		return ModelSI
-	case "ser", "serializable", "serializability":
+	case model.Serializable:
 		return ModelSER
-	case "strict-serializable", "strong-serializable", "strict-ser", "strict-serializability", "linearizable":
+	case model.StrongSessionSerializable:
+		return ModelSessionSER
+	case model.StrictSerializable:
 		return ModelStrictSER
 	}
 	return ""
@@ -152,7 +161,7 @@ func (Checker) Check(ctx context.Context, h *history.History, opts check.Options
 	if m == "" {
 		r.Verdict = check.Unknown
 		r.Reason = fmt.Sprintf("chronos judges snapshot-isolation, serializable and strict-serializable only, not %q", opts.Model)
-		finish(r)
+		finish(r, m)
 		return r, nil
 	}
 	init := opts.Param("initial-value", "null")
@@ -170,6 +179,12 @@ func (Checker) Check(ctx context.Context, h *history.History, opts check.Options
 	}
 	c := newRun(h, opts, init == "0", gc, gcEvery)
 	if err := c.prepare(); err != nil {
+		if em, ok := err.(errMissing); ok {
+			r.Verdict = check.Unknown
+			r.Reason = em.Error()
+			finish(r, m)
+			return r, nil
+		}
 		return nil, err
 	}
 	var err error
@@ -177,6 +192,9 @@ func (Checker) Check(ctx context.Context, h *history.History, opts check.Options
 	case ModelSI:
 		err = c.replaySI(ctx)
 	default:
+		if m == ModelSessionSER {
+			c.session()
+		}
 		err = c.replaySER(ctx)
 		if err == nil && m == ModelStrictSER {
 			c.realtime()
@@ -189,43 +207,25 @@ func (Checker) Check(ctx context.Context, h *history.History, opts check.Options
 	return r, nil
 }
 
-// finish fills AnomalyTypes and the verdict from the anomalies found. Every
-// type this checker reports is one the judged model prohibits (Session, Int,
-// Ext, NoConflict are SI's axioms; commit-order Ext and realtime are
-// (strict) serializability's), so any anomaly makes the history invalid.
-func finish(r *check.Result) {
-	seen := map[string]bool{}
-	r.AnomalyTypes = r.AnomalyTypes[:0]
-	for _, a := range r.Anomalies {
-		if !seen[a.Type] {
-			seen[a.Type] = true
-			r.AnomalyTypes = append(r.AnomalyTypes, a.Type)
-		}
-	}
-	for t := range r.Truncated {
-		if !seen[t] {
-			seen[t] = true
-			r.AnomalyTypes = append(r.AnomalyTypes, t)
-		}
-	}
-	slices.Sort(r.AnomalyTypes)
-	if r.AnomalyTypes == nil {
-		r.AnomalyTypes = []string{}
-	}
+// finish completes r with check.Result.Finish (verdict, anomaly types,
+// Not/AlsoNot from package model). For the commit-order replay the "ext"
+// failures mean "the commit order is not a serialization order", which says
+// nothing about snapshot isolation, so the ruled-out models are narrowed to
+// the serializable ones.
+func finish(r *check.Result, m string) {
 	if r.Anomalies == nil {
 		r.Anomalies = []check.Anomaly{}
 	}
-	if len(r.AnomalyTypes) > 0 {
-		r.Verdict = check.Invalid
-		switch Canon(r.Model) {
-		case ModelSI:
-			r.Not = []string{ModelSI}
-			r.AlsoNot = []string{ModelSER, ModelStrictSER}
-		case ModelSER:
-			r.Not = []string{ModelSER}
-			r.AlsoNot = []string{ModelStrictSER}
-		case ModelStrictSER:
-			r.Not = []string{ModelStrictSER}
+	r.Finish()
+	if r.AnomalyTypes == nil {
+		r.AnomalyTypes = []string{}
+	}
+	if m != ModelSI && len(r.AnomalyTypes) > 0 {
+		rt := len(r.AnomalyTypes) == 1 && r.AnomalyTypes[0] == TypeRealtime
+		if rt {
+			r.Not, r.AlsoNot = []string{model.StrictSerializable}, nil
+		} else {
+			r.Not, r.AlsoNot = []string{model.Serializable}, []string{model.StrictSerializable}
 		}
 	}
 }

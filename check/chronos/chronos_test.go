@@ -25,7 +25,9 @@ type spec struct {
 	ops      []string
 }
 
-func T(sess string, sts, cts int64, ops ...string) spec { return spec{sess, sts, cts, history.Committed, ops} }
+func T(sess string, sts, cts int64, ops ...string) spec {
+	return spec{sess, sts, cts, history.Committed, ops}
+}
 
 func build(specs ...spec) *history.History {
 	h := history.New()
@@ -74,7 +76,7 @@ func run1(t *testing.T, h *history.History, model string, params map[string]stri
 }
 
 // TestAxioms shows one violation of each axiom of Chronos' SI definition
-// (ICDE 2024 §III: Session, Int, Ext, NoConflict), each Ext class, and the
+// (ICDE 2024: Session, Int, Ext, NoConflict), each Ext class, and the
 // serializability / strict-serializability replays. Explanations are golden.
 func TestAxioms(t *testing.T) {
 	for _, tc := range []struct {
@@ -130,6 +132,18 @@ func TestAxioms(t *testing.T) {
 	}
 }
 
+// TestUnknownOutcomeWriter: a read of a value written only by a transaction
+// whose outcome is unknown and which has no timestamps cannot be judged:
+// the verdict is unknown, not invalid.
+func TestUnknownOutcomeWriter(t *testing.T) {
+	h := build(spec{"a", 0, 0, history.Aborted, []string{"w x 9"}}, T("b", 3, 4, "r x 9"))
+	h.Txns[0].Status = history.Unknown
+	r := run1(t, h, ModelSI, nil)
+	if r.Verdict != check.Unknown || r.Reason == "" || len(r.Anomalies) != 0 {
+		t.Fatalf("got %v %q %v", r.Verdict, r.Reason, r.AnomalyTypes)
+	}
+}
+
 func TestStrictSerializableRealtime(t *testing.T) {
 	h := build(T("a", 5, 6, "w x 1"), T("b", 1, 2, "w y 1"))
 	h.Txns[0].HasTime, h.Txns[0].Invoke, h.Txns[0].Complete = true, 10, 20
@@ -181,6 +195,10 @@ func TestApplies(t *testing.T) {
 	if r, _ := (Checker{}).Applies(h, "si"); r != 0 {
 		t.Errorf("applies without timestamps")
 	}
+	h.Txns[0].CommitTS = history.Timestamp{}
+	if r := run1(t, h, "si", nil); r.Verdict != check.Unknown || r.Reason == "" {
+		t.Errorf("missing timestamps: %v %q", r.Verdict, r.Reason)
+	}
 }
 
 func golden(t *testing.T, path, got string) {
@@ -197,5 +215,26 @@ func golden(t *testing.T, path, got string) {
 	}
 	if string(want) != got {
 		t.Errorf("%s differs:\n got: %s\nwant: %s", path, got, want)
+	}
+}
+
+// TestModels: weaker models are not judged (unknown, with a reason);
+// strong-session-serializable adds the Session axiom to the commit-order
+// replay; commit-order failures rule out serializability, not SI.
+func TestModels(t *testing.T) {
+	h := build(T("a", 1, 3, "r x nil", "w y 1"), T("b", 2, 4, "r y nil", "w x 1"))
+	if r := run1(t, h, "read-committed", nil); r.Verdict != check.Unknown || r.Reason == "" {
+		t.Fatalf("read-committed: %v %q", r.Verdict, r.Reason)
+	}
+	r := run1(t, h, "serializable", nil)
+	if r.Verdict != check.Invalid || strings.Join(r.Not, ",") != "serializable" {
+		t.Fatalf("serializable: %v not=%v", r.Verdict, r.Not)
+	}
+	hs := build(T("a", 1, 5, "w x 1"), T("a", 3, 6, "r y nil"))
+	if r := run1(t, hs, "strong-session-serializable", nil); strings.Join(r.AnomalyTypes, ",") != "session" {
+		t.Fatalf("strong-session-serializable: %v", r.AnomalyTypes)
+	}
+	if r := run1(t, hs, "serializable", nil); r.Verdict != check.Valid {
+		t.Fatalf("serializable ignores sessions: %v", r)
 	}
 }

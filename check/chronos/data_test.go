@@ -10,13 +10,13 @@ import (
 	"github.com/txray/txray/history/timekiller"
 )
 
-const sharedData = "/work/shared/testdata/chronos/"
+const sharedData = "../../testdata/external/chronos/"
 
 func decodeShared(t *testing.T, name string) *history.History {
 	t.Helper()
 	f, err := os.Open(sharedData + name)
 	if err != nil {
-		t.Skipf("shared test data not available: %v", err)
+		t.Fatalf("testdata/external (part of the repository) not readable: %v", err)
 	}
 	defer f.Close()
 	h, err := timekiller.Decode(f, history.DecodeOptions{Name: name})
@@ -27,7 +27,7 @@ func decodeShared(t *testing.T, name string) *history.History {
 }
 
 // TestTimeKillerExamples checks the verdicts TimeKiller reports on its own
-// example histories (/work/shared/testdata/README.md).
+// example histories (../../testdata/external/README.md).
 func TestTimeKillerExamples(t *testing.T) {
 	for _, tc := range []struct {
 		file, model, init string

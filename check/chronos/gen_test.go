@@ -3,18 +3,21 @@ package chronos
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"testing"
+	"time"
 
 	"github.com/txray/txray/check"
 	"github.com/txray/txray/check/chronos/chronostest"
 	"github.com/txray/txray/history"
+	"github.com/txray/txray/history/timekiller"
 )
 
 // TestGeneratedSI: histories from a correct SI executor satisfy SI, and
 // every injected fault is found, with identical results with and without GC.
 func TestGeneratedSI(t *testing.T) {
 	for _, list := range []bool{false, true} {
-		h := chronostest.Generate(chronostest.Config{Txns: 5000, Sessions: 20, Keys: 50, Ops: 8, ReadFrac: 0.5, Zipf: 1.2, List: list, Seed: 7})
+		h := chronostest.Generate(chronostest.Config{Txns: 5000, Sessions: 20, Keys: 50, Ops: 8, ReadFrac: 0.5, Zipf: 1.2, List: list, Seed: 7, EmitAborted: true})
 		r := run1(t, h, ModelSI, nil)
 		if r.Verdict != check.Valid {
 			t.Fatalf("list=%v: correct SI history judged %v: %v", list, r.Verdict, r.Anomalies)
@@ -83,5 +86,49 @@ func BenchmarkCheckSER1M(b *testing.B) {
 		if _, err := (Checker{}).Check(context.Background(), h, check.Options{Model: ModelSER}); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestWriteBenchFile writes the 1M-transaction benchmark history in
+// TimeKiller JSON to $CHRONOS_GEN_FILE (skipped when unset), so decoding and
+// checking can be measured in a fresh process (BenchmarkDecodeCheckFile).
+func TestWriteBenchFile(t *testing.T) {
+	path := os.Getenv("CHRONOS_GEN_FILE")
+	if path == "" {
+		t.Skip("CHRONOS_GEN_FILE not set")
+	}
+	h := chronostest.Generate(chronostest.Config{Txns: 1_000_000, Sessions: 50, Keys: 1000, Ops: 15, ReadFrac: 0.5, Zipf: 1.1, Seed: 1})
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := timekiller.Encode(f, h); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// BenchmarkDecodeCheckFile decodes $CHRONOS_BENCH_FILE (TimeKiller JSON) and
+// checks SI, reporting decode and check seconds separately.
+func BenchmarkDecodeCheckFile(b *testing.B) {
+	path := os.Getenv("CHRONOS_BENCH_FILE")
+	if path == "" {
+		b.Skip("CHRONOS_BENCH_FILE not set")
+	}
+	for range b.N {
+		t0 := time.Now()
+		h, err := history.DecodeFile(path, "chronos", history.DecodeOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		r, err := Checker{}.Check(context.Background(), h, check.Options{Model: ModelSI})
+		if err != nil {
+			b.Fatal(err)
+		}
+		t2 := time.Now()
+		b.ReportMetric(t1.Sub(t0).Seconds(), "decode-s")
+		b.ReportMetric(t2.Sub(t1).Seconds(), "check-s")
+		b.Logf("%s txns=%d replayed=%v", r, len(h.Txns), r.Stats["replayed"])
 	}
 }

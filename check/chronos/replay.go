@@ -65,6 +65,15 @@ type run struct {
 	unchecked       int
 	warnings        []string
 	realtimeUnknown string
+	undecided       int // reads of writes by unknown-outcome txns without timestamps
+}
+
+// errMissing: committed transactions without timestamps (not an input
+// error: the checker does not apply, and says so with an Unknown verdict).
+type errMissing struct{ n int }
+
+func (e errMissing) Error() string {
+	return fmt.Sprintf("%d committed transactions lack a start or commit timestamp; chronos needs both on every committed transaction", e.n)
 }
 
 func newRun(h *history.History, opts check.Options, initZero, gc bool, gcEvery int) *run {
@@ -101,7 +110,7 @@ func (c *run) prepare() error {
 		}
 	}
 	if missing > 0 {
-		return fmt.Errorf("chronos: %d committed transactions lack a start or commit timestamp; the history does not carry timestamp evidence", missing)
+		return errMissing{missing}
 	}
 	if other > 0 {
 		c.warnings = append(c.warnings, fmt.Sprintf("%d predicate-read or increment ops are not checked by chronos", other))
@@ -425,20 +434,32 @@ func (c *run) ts(ti int32) string {
 func (c *run) session() {
 	h := c.h
 	last := map[int32]int32{}
-	// History order is session order within a session; sort by Seq to be sure.
-	idx := make([]int32, 0, len(h.Txns))
+	// Group replayed transactions by session with a counting sort (stable:
+	// history order within a session), then order each session by Seq.
+	ns := int32(h.Sessions.Len())
+	cnt := make([]int32, ns+1)
 	for i := range h.Txns {
-		if c.incl[i] && h.Txns[i].Session >= 0 {
-			idx = append(idx, int32(i))
+		if s := h.Txns[i].Session; c.incl[i] && s >= 0 && s < ns {
+			cnt[s+1]++
 		}
 	}
-	slices.SortStableFunc(idx, func(a, b int32) int {
-		ta, tb := &h.Txns[a], &h.Txns[b]
-		if ta.Session != tb.Session {
-			return int(ta.Session - tb.Session)
+	for s := int32(1); s <= ns; s++ {
+		cnt[s] += cnt[s-1]
+	}
+	idx := make([]int32, cnt[ns])
+	pos := append([]int32(nil), cnt[:ns]...)
+	for i := range h.Txns {
+		if s := h.Txns[i].Session; c.incl[i] && s >= 0 && s < ns {
+			idx[pos[s]] = int32(i)
+			pos[s]++
 		}
-		return int(ta.Seq - tb.Seq)
-	})
+	}
+	for s := int32(0); s < ns; s++ {
+		b := idx[cnt[s]:cnt[s+1]]
+		if !slices.IsSortedFunc(b, func(x, y int32) int { return int(h.Txns[x].Seq - h.Txns[y].Seq) }) {
+			slices.SortFunc(b, func(x, y int32) int { return int(h.Txns[x].Seq-h.Txns[y].Seq)*2 + min(max(int(x-y), -1), 1) })
+		}
+	}
 	for _, i := range idx {
 		t := &h.Txns[i]
 		if p, ok := last[t.Session]; ok {
@@ -508,6 +529,10 @@ const (
 	extUncommitted = "written by an uncommitted or aborted transaction"
 	extAfter       = "written after the snapshot"
 	extNotVersion  = "not any committed version"
+	// extUnknownOutcome: the writer's outcome is unknown and it has no
+	// timestamps, so whether the read is legal cannot be decided; such
+	// reads make the verdict unknown instead of invalid.
+	extUnknownOutcome = "written by a transaction of unknown outcome"
 )
 
 // classify finds who wrote (k, v) relative to the snapshot at snap.
@@ -518,6 +543,10 @@ func (c *run) classify(ti, k, v int32, snap history.Timestamp, ser bool) (string
 	for _, r := range refs {
 		w := &c.h.Txns[r.txn]
 		switch {
+		case !c.incl[r.txn] && c.h.Txns[r.txn].Status == history.Unknown:
+			if unc.txn < 0 || c.h.Txns[unc.txn].Status != history.Aborted {
+				unc = r
+			}
 		case !c.incl[r.txn]:
 			unc = r
 		case r.txn == ti:
@@ -535,6 +564,8 @@ func (c *run) classify(ti, k, v int32, snap history.Timestamp, ser bool) (string
 		return extBefore, before
 	case after.txn >= 0:
 		return extAfter, after
+	case unc.txn >= 0 && c.h.Txns[unc.txn].Status == history.Unknown:
+		return extUnknownOutcome, unc
 	case unc.txn >= 0:
 		return extUncommitted, unc
 	}
@@ -571,6 +602,10 @@ func (c *run) extKV(ti, op, k, v int32, f version, fok bool, snap history.Timest
 		kind, ref = c.classify(ti, k, v, snap, ser)
 	}
 	c.extKinds[kind]++
+	if kind == extUnknownOutcome {
+		c.undecided++
+		return
+	}
 	if c.capped(TypeExt) {
 		return
 	}
@@ -641,6 +676,10 @@ func (c *run) extList(ti, op, k int32, got []int32, snap history.Timestamp, ser 
 		}
 	}
 	c.extKinds[kind]++
+	if kind == extUnknownOutcome {
+		c.undecided++
+		return
+	}
 	if c.capped(TypeExt) {
 		return
 	}
@@ -765,11 +804,23 @@ func (c *run) result(r *check.Result, m string) {
 	}
 	r.Stats = st
 	r.Warnings = append(r.Warnings, c.warnings...)
-	finish(r)
-	if r.Verdict == check.Valid && m == ModelStrictSER && c.realtimeUnknown != "" {
+	if c.realtimeUnknown != "" {
+		// Finish keeps Unknown unless a prohibited anomaly was found.
 		r.Verdict = check.Unknown
 		r.Reason = c.realtimeUnknown
-	} else if c.realtimeUnknown != "" {
-		r.Warnings = append(r.Warnings, c.realtimeUnknown)
+	}
+	if c.undecided > 0 {
+		r.Verdict = check.Unknown
+		why := fmt.Sprintf("%d reads returned values written by transactions of unknown outcome that carry no timestamps; they cannot be placed in the replay", c.undecided)
+		if r.Reason != "" {
+			r.Reason += "; " + why
+		} else {
+			r.Reason = why
+		}
+	}
+	finish(r, m)
+	if r.Verdict != check.Unknown && r.Reason != "" {
+		r.Warnings = append(r.Warnings, r.Reason)
+		r.Reason = ""
 	}
 }

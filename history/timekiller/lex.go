@@ -286,8 +286,64 @@ func (l *Lexer) Literal() (string, error) {
 	return want, nil
 }
 
+// Field reads an object member name and the colon after it, returning the
+// name's bytes (aliasing the scratch buffer or the input buffer; valid until
+// the next call). Short plain names are read without copying.
+func (l *Lexer) Field() ([]byte, error) {
+	b := l.buf
+	p := l.pos
+	if p+3 < len(b) && b[p] == '"' {
+		// fast path: "x": or "xy": ... without escapes
+		for i := p + 1; i < len(b) && i < p+24; i++ {
+			c := b[i]
+			if c == '\\' || c < 0x20 {
+				break
+			}
+			if c == '"' {
+				if i+1 < len(b) && b[i+1] == ':' {
+					l.pos = i + 2
+					return b[p+1 : i], nil
+				}
+				break
+			}
+		}
+	}
+	name, err := l.String()
+	if err != nil {
+		return nil, err
+	}
+	if err := l.Expect(':'); err != nil {
+		return nil, err
+	}
+	return name, nil
+}
+
 // Int64 reads an integer given as a JSON number or a numeric string.
 func (l *Lexer) Int64() (int64, error) {
+	// fast path: a plain decimal number entirely in the buffer
+	if p := l.pos; p < len(l.buf) {
+		b := l.buf
+		i := p
+		neg := b[i] == '-'
+		if neg {
+			i++
+		}
+		var n int64
+		j := i
+		for j < len(b) && j-i < 18 && b[j] >= '0' && b[j] <= '9' {
+			n = n*10 + int64(b[j]-'0')
+			j++
+		}
+		if j > i && j < len(b) {
+			if c := b[j]; c == ',' || c == '}' || c == ']' || c == ' ' || c == '\n' || c == '\r' || c == '\t' {
+				l.pos = j
+				if neg {
+					n = -n
+				}
+				return n, nil
+			}
+		}
+	}
 	c, ok := l.Peek()
 	if !ok {
 		return 0, fmt.Errorf("unexpected end of input, want an integer")

@@ -1,7 +1,7 @@
 // Package timekiller decodes and encodes the JSON history format of
-// TimeKiller, the reference implementation of Chronos and Aion (Lu et al.,
-// "Efficiently Checking Snapshot Isolation and Serializability Using
-// Timestamps", ICDE 2024 / TimeKiller). The format name is "chronos".
+// TimeKiller (github.com/FertileFragrance/TimeKiller), the reference
+// implementation of the Chronos and Aion timestamp-based checkers (ICDE
+// 2024). The format name is "chronos".
 //
 // A history is one JSON array of transactions, each
 //
@@ -79,12 +79,14 @@ func Sniff(prefix []byte) int {
 }
 
 type decoder struct {
-	lx    *Lexer
-	h     *history.History
-	file  string
-	seqs  []int32
-	list  bool
-	allTS bool
+	lx      *Lexer
+	scratch []history.Op // ops of the transaction being decoded
+	arena   []history.Op // ops of decoded transactions are carved from here
+	h       *history.History
+	file    string
+	seqs    []int32
+	list    bool
+	allTS   bool
 }
 
 func (d *decoder) errf(field, f string, a ...any) error {
@@ -171,7 +173,7 @@ func (d *decoder) txn() error {
 		if !more {
 			break
 		}
-		name, err := lx.String()
+		name, err := lx.Field()
 		if err != nil {
 			return d.wrap(field(""), err)
 		}
@@ -181,9 +183,6 @@ func (d *decoder) txn() error {
 			nm = string(name)
 		default:
 			nm = "other"
-		}
-		if err := lx.Expect(':'); err != nil {
-			return d.wrap(field(nm), err)
 		}
 		switch nm {
 		case "tid", "sid":
@@ -229,8 +228,9 @@ func (d *decoder) txn() error {
 				return err
 			}
 		default:
+			other := string(name)
 			if err := lx.Skip(); err != nil {
-				return d.wrap(field(string(name)), err)
+				return d.wrap(field(other), err)
 			}
 			d.h.Ignore("unknown transaction field", 1)
 		}
@@ -346,7 +346,7 @@ func (d *decoder) ops(idx int) ([]history.Op, error) {
 	if err := lx.Expect('['); err != nil {
 		return nil, d.wrap(fld(0, ""), err)
 	}
-	ops := make([]history.Op, 0, 16)
+	ops := d.scratch[:0]
 	for first := true; ; first = false {
 		more, err := lx.More(']', first)
 		if err != nil {
@@ -370,7 +370,7 @@ func (d *decoder) ops(idx int) ([]history.Op, error) {
 			if !more {
 				break
 			}
-			name, err := lx.String()
+			name, err := lx.Field()
 			if err != nil {
 				return nil, d.wrap(fld(i, ""), err)
 			}
@@ -378,16 +378,24 @@ func (d *decoder) ops(idx int) ([]history.Op, error) {
 			if len(name) == 1 {
 				which = name[0]
 			}
-			if err := lx.Expect(':'); err != nil {
-				return nil, d.wrap(fld(i, ""), err)
-			}
 			switch which {
 			case 't':
 				s, err := lx.String()
 				if err != nil {
 					return nil, d.wrap(fld(i, ".t"), err)
 				}
-				k, ok := history.ParseKind(string(s))
+				var k history.Kind
+				var ok bool
+				switch {
+				case len(s) == 1 && s[0] == 'r':
+					k, ok = history.Read, true
+				case len(s) == 1 && s[0] == 'w':
+					k, ok = history.Write, true
+				case len(s) == 1 && s[0] == 'a':
+					k, ok = history.Append, true
+				default:
+					k, ok = history.ParseKind(string(s))
+				}
 				if !ok || (k != history.Read && k != history.Write && k != history.Append) {
 					return nil, d.errf(fld(i, ".t"), "unsupported op type %q (want w, r or a)", s)
 				}
@@ -431,8 +439,9 @@ func (d *decoder) ops(idx int) ([]history.Op, error) {
 					}
 				}
 			default:
+				other := string(name)
 				if err := lx.Skip(); err != nil {
-					return nil, d.wrap(fld(i, "."+string(name)), err)
+					return nil, d.wrap(fld(i, "."+other), err)
 				}
 				d.h.Ignore("unknown op field", 1)
 			}
@@ -462,7 +471,16 @@ func (d *decoder) ops(idx int) ([]history.Op, error) {
 		}
 		ops = append(ops, o)
 	}
-	return ops, nil
+	d.scratch = ops
+	// Carve an exact-size slice from a shared arena: one allocation per
+	// 64Ki ops instead of one per transaction, and no capacity slack.
+	if len(ops) > len(d.arena) {
+		d.arena = make([]history.Op, max(1<<16, len(ops)))
+	}
+	out := d.arena[:len(ops):len(ops)]
+	d.arena = d.arena[len(ops):]
+	copy(out, ops)
+	return out, nil
 }
 
 func (d *decoder) scalar(in *history.Interner) (int32, error) {

@@ -22,6 +22,14 @@ type Config struct {
 	Zipf     float64 // zipfian exponent (> 1); 0 = uniform
 	List     bool    // list-append instead of read/write registers
 	Seed     uint64
+	// Concurrency is how many transactions are open at once (default 4):
+	// each step starts a transaction in a random idle session and, when
+	// more than Concurrency are open, commits (or aborts) the oldest.
+	Concurrency int
+	// EmitAborted keeps transactions aborted by first-committer-wins in
+	// the history (status aborted, no timestamps); by default they are
+	// dropped, so Txns counts committed transactions.
+	EmitAborted bool
 }
 
 type ver struct {
@@ -71,9 +79,26 @@ func Generate(cfg Config) *history.History {
 		}
 		return ver{}, false
 	}
+	conc := cfg.Concurrency
+	if conc <= 0 {
+		conc = 4
+	}
+	conc = min(conc, cfg.Sessions)
+	var openQ []int // sessions with an open transaction, oldest first
 	for len(h.Txns) < cfg.Txns {
-		s := rng.IntN(cfg.Sessions)
-		o := sess[s]
+		var s int
+		var o *open
+		if len(openQ) < conc {
+			s = rng.IntN(cfg.Sessions)
+			for sess[s] != nil {
+				s = (s + 1) % cfg.Sessions
+			}
+			openQ = append(openQ, s)
+		} else {
+			s = openQ[0]
+			openQ = openQ[1:]
+			o = sess[s]
+		}
 		if o == nil {
 			clock++
 			t := history.Txn{Session: int32(s), Seq: seq[s], StartTS: history.Timestamp{P: clock, Set: true}}
@@ -136,6 +161,9 @@ func Generate(cfg Config) *history.History {
 			}
 		}
 		if conflict {
+			if !cfg.EmitAborted {
+				continue
+			}
 			t.Status = history.Aborted
 			t.StartTS = history.Timestamp{}
 			h.Add(t)

@@ -1,0 +1,148 @@
+package aion
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/txray/txray/check"
+	"github.com/txray/txray/check/chronos"
+	"github.com/txray/txray/check/chronos/chronostest"
+	"github.com/txray/txray/history"
+	"github.com/txray/txray/history/jsonl"
+)
+
+// feed decodes native JSON Lines into c, ticking every 4096 transactions.
+func feed(t testing.TB, c *Checker, data []byte) {
+	rd := NewReader(bytes.NewReader(data), c, "bench")
+	for i := 0; ; i++ {
+		x, err := rd.Next()
+		if err == io.EOF {
+			return
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Add(x); err != nil {
+			t.Fatal(err)
+		}
+		if i&4095 == 0 {
+			c.Tick()
+		}
+	}
+}
+
+// shuffleWindow reorders transactions of different sessions within windows
+// of w, keeping session order, to simulate out-of-order arrival.
+func shuffleWindow(h *history.History, w int, seed uint64) []history.Txn {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	out := make([]history.Txn, 0, len(h.Txns))
+	for lo := 0; lo < len(h.Txns); lo += w {
+		hi := min(lo+w, len(h.Txns))
+		bySess := map[int32][]history.Txn{}
+		var order []int32
+		for _, t := range h.Txns[lo:hi] {
+			if _, ok := bySess[t.Session]; !ok {
+				order = append(order, t.Session)
+			}
+			bySess[t.Session] = append(bySess[t.Session], t)
+		}
+		for len(order) > 0 {
+			i := rng.IntN(len(order))
+			s := order[i]
+			out = append(out, bySess[s][0])
+			bySess[s] = bySess[s][1:]
+			if len(bySess[s]) == 0 {
+				order = append(order[:i], order[i+1:]...)
+			}
+		}
+	}
+	return out
+}
+
+// TestAgreesWithChronos: on out-of-order arrivals of generated SI histories,
+// with and without injected faults, aion's verdict and per-type violation
+// counts match the offline checker's.
+func TestAgreesWithChronos(t *testing.T) {
+	h := chronostest.Generate(chronostest.Config{Txns: 4000, Sessions: 10, Keys: 30, Ops: 6, ReadFrac: 0.5, Zipf: 1.3, Seed: 11})
+	for inject := 0; inject < 2; inject++ {
+		if inject == 1 {
+			for i := range h.Txns {
+				o := &h.Txns[i].Ops[0]
+				if i%50 == 0 && h.Txns[i].Status == history.Committed && o.Kind == history.Read && o.Value != history.NoValue {
+					o.Value = history.NoValue
+				}
+			}
+		}
+		off, err := chronos.Checker{}.Check(context.Background(), h, check.Options{Model: "si"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		arr := shuffleWindow(h, 40, 3)
+		h2 := *h
+		h2.Txns = arr
+		var buf bytes.Buffer
+		if err := jsonl.Encode(&buf, &h2); err != nil {
+			t.Fatal(err)
+		}
+		c := New(Config{FinalAfter: time.Hour})
+		feed(t, c, buf.Bytes())
+		on := c.Close()
+		if on.Verdict != off.Verdict {
+			t.Fatalf("inject=%d: online %v offline %v", inject, on.Verdict, off.Verdict)
+		}
+		for _, typ := range []string{"ext", "session", "noconflict", "internal"} {
+			n := 0
+			if v, ok := off.Stats["violations_"+typ].(int); ok {
+				n = v
+			}
+			if got := on.Truncated[typ] + countType(on, typ); got != n {
+				t.Errorf("inject=%d %s: online %d offline %d", inject, typ, got, n)
+			}
+		}
+		t.Logf("inject=%d verdict %v flips %v rechecks %v", inject, on.Verdict, on.Stats["flips"], on.Stats["rechecks"])
+	}
+}
+
+func countType(r *check.Result, typ string) int {
+	n := 0
+	for _, a := range r.Anomalies {
+		if a.Type == typ {
+			n++
+		}
+	}
+	return n
+}
+
+var benchLines []byte
+
+// BenchmarkOnline measures sustained decode+check throughput of native
+// JSON Lines (1,000,000 transactions × 15 ops, 50 sessions, 1,000 keys,
+// zipfian, 50% reads; arrival shuffled across sessions in windows of 200).
+func BenchmarkOnline(b *testing.B) {
+	if benchLines == nil {
+		h := chronostest.Generate(chronostest.Config{Txns: 1_000_000, Sessions: 50, Keys: 1000, Ops: 15, ReadFrac: 0.5, Zipf: 1.1, Seed: 1})
+		h.Txns = shuffleWindow(h, 200, 5)
+		var buf bytes.Buffer
+		if err := jsonl.Encode(&buf, h); err != nil {
+			b.Fatal(err)
+		}
+		benchLines = buf.Bytes()
+	}
+	b.SetBytes(int64(len(benchLines)))
+	b.ResetTimer()
+	var n int64
+	for range b.N {
+		c := New(Config{FinalAfter: 100 * time.Millisecond})
+		feed(b, c, benchLines)
+		r := c.Close()
+		if r.Verdict != check.Valid {
+			b.Fatalf("%v %v", r.Verdict, r.Anomalies)
+		}
+		n += r.Stats["txns"].(int64)
+	}
+	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "txns/s")
+}

@@ -1,0 +1,152 @@
+package leopard
+
+import (
+	"math"
+
+	"github.com/txray/txray/graph"
+	"github.com/txray/txray/history"
+)
+
+// inf is the unknown upper bound of a release that was never observed
+// (a transaction whose outcome the client never learnt).
+const inf = math.MaxInt64
+
+// mechs is the set of mechanisms being verified and how reads behave.
+type mechs struct {
+	cr, me, fuw, sc bool
+	// ssi enables the SSI dangerous-structure rule of the certifier
+	// (PostgreSQL: two consecutive rw anti-dependencies among concurrent
+	// transactions, the outgoing one's target committing first).
+	ssi bool
+	// stmt: each read takes its own snapshot within its interval
+	// (statement-level consistent read, or a locking/current read).
+	stmt bool
+	// reads: reads are checked at all (not under read-uncommitted).
+	reads bool
+	// initUnknown: the initial value of every key is unknown (the first
+	// observation fixes it), as for traces of pre-loaded tables.
+	initUnknown bool
+	// deduce: use mechanism-forced orders (profiles only).
+	deduce bool
+}
+
+// writeEnt is a transaction's write set entry for one key: the first write
+// acquires the lock (Leopard ME: the lock is held from the write's interval
+// to the commit's or abort's interval), the last write's value is the
+// version installed at commit.
+type writeEnt struct {
+	key, val   int32
+	op         int32
+	acqB, acqA int64
+	// locked: the first write completed (has an interval), so the lock was
+	// certainly acquired; an unfinished write of a transaction with an
+	// unknown outcome only contributes a possible version.
+	locked bool
+}
+
+// edge is a certain dependency between two transactions, kept for the
+// serialization certifier.
+type edge struct {
+	to  *txn
+	rel graph.Rel
+	key int32
+	// op is the reading op (wr: in to, rw: in the source), or -1.
+	op int32
+}
+
+// txn is the verifier's state for one transaction.
+type txn struct {
+	ref    *history.Txn
+	client int32
+	// begin is the lower bound of the transaction snapshot; snapA its upper
+	// bound (the completion of the first read, or of the first op).
+	begin, snapA int64
+	// relB, relA bound the commit (or abort) point.
+	relB, relA int64
+	status     history.Status
+	ended      bool
+	gc         bool
+	writes     []writeEnt
+	out        []edge
+	in         []edge
+	pivotDone  bool
+	mark       uint32
+}
+
+func (t *txn) write(k int32) *writeEnt {
+	for i := range t.writes {
+		if t.writes[i].key == k {
+			return &t.writes[i]
+		}
+	}
+	return nil
+}
+
+// writer is one transaction's hold of a key's write lock and, when it
+// committed, the version it installed.
+type writer struct {
+	t            *txn
+	val          int32
+	op           int32
+	acqA         int64
+	relB, relA   int64
+	snapA        int64
+	status       history.Status
+	hasVersion   bool // committed or unknown (possibly committed)
+	locked       bool // the lock was certainly acquired
+	sureCommit   bool
+	releasedSeen bool
+}
+
+// readRec is a verified read kept for the certifier: which version it
+// observed (nil writer = the initial version).
+type readRec struct {
+	t    *txn
+	op   int32
+	init bool
+	v    writer
+}
+
+// version returns the observed version, nil for the initial one.
+func (r *readRec) version() *writer {
+	if r.init {
+		return nil
+	}
+	return &r.v
+}
+
+// keyState is the per-key state: lock holds/versions in release order and
+// live reads.
+type keyState struct {
+	writers []writer
+	reads   []readRec
+	dropped bool // some version was garbage-collected
+	init    int32
+	hasInit bool
+	dirty   bool
+}
+
+// certainBefore reports whether version v's commit certainly precedes
+// version u's (v == nil is the initial version, before everything). Besides
+// the interval rule (u's commit began after v's finished), it deduces the
+// order the mechanisms force (Leopard §IV, dependency deduction): under ME,
+// u cannot precede v if u's release began after v's write finished; under FUW, two committed writers are not concurrent, so u cannot
+// precede v if u's commit began after v's snapshot was taken.
+func (e *engine) certainBefore(v, u *writer) bool {
+	if v == nil {
+		return true
+	}
+	if u == nil || v.t == u.t {
+		return false
+	}
+	if u.relB > v.relA {
+		return true
+	}
+	if e.m.deduce && e.m.me && v.locked && u.locked && u.relB > v.acqA {
+		return true
+	}
+	if e.m.deduce && e.m.fuw && v.sureCommit && u.sureCommit && u.relB > v.snapA {
+		return true
+	}
+	return false
+}

@@ -1,0 +1,122 @@
+package leopard
+
+import (
+	"fmt"
+
+	"github.com/txray/txray/check"
+	"github.com/txray/txray/history"
+	"github.com/txray/txray/model"
+)
+
+// OnlineOptions configure an online verifier.
+type OnlineOptions struct {
+	// Keys and Values render ids in explanations (optional).
+	Keys, Values *history.Interner
+	// MaxPerType caps the anomalies listed per type (0 = 8).
+	MaxPerType int
+	// InitialUnknown: keys start with unknown values (the first read of a
+	// key fixes its initial value) instead of nil.
+	InitialUnknown bool
+}
+
+// Online is the streaming verifier (Leopard §V online mode): transactions
+// are added as they complete, traces are dispatched in batches up to the
+// watermark (the smallest latest before-timestamp over open sessions), and
+// state no future transaction can need is collected, so memory stays flat
+// (per-key state is kept for every key seen: key and value ids must be
+// stable for the verifier's lifetime). A session that stops sending holds
+// the watermark back: call EndSession, or Advance with a time bound. Not
+// safe for concurrent use.
+type Online struct {
+	cfg  Config
+	e    *engine
+	done bool
+}
+
+// NewOnline verifies the mechanisms of a DBMS profile.
+func NewOnline(p model.Profile, opts OnlineOptions) *Online {
+	return newOnline(ProfileConfig(p), opts)
+}
+
+// NewOnlineModel verifies a DBMS profile or a plain model by name (see
+// Resolve).
+func NewOnlineModel(name string, opts OnlineOptions) (*Online, error) {
+	c, ok := Resolve(name)
+	if !ok {
+		return nil, fmt.Errorf("leopard: no mechanism decomposition for %q", name)
+	}
+	return newOnline(c, opts), nil
+}
+
+func newOnline(c Config, opts OnlineOptions) *Online {
+	rep := newReporter(opts.Keys, opts.Values, nil, opts.MaxPerType, c.Plain)
+	return &Online{cfg: c, e: newEngine(c.mechs(opts.InitialUnknown), rep)}
+}
+
+// Add feeds completed transactions. Within a session (Txn.Session >= 0,
+// the client) transactions must arrive in session order; a transaction
+// with Session < 0 is its own client. Each transaction needs its client
+// interval (HasTime); one without is counted and skipped. The verifier
+// keeps the pointers until the transactions are collected: do not modify
+// them after Add. Txn.Index names the transaction in anomalies.
+func (o *Online) Add(txns ...*history.Txn) {
+	if o.done {
+		return
+	}
+	e := o.e
+	for _, t := range txns {
+		if !t.HasTime {
+			e.stats.uncheckedOps += int64(len(t.Ops))
+			continue
+		}
+		e.addTxn(t.Session, t)
+	}
+	e.drain(e.watermark())
+}
+
+// Advance declares that no transaction still to be added has an operation
+// that began before t (e.g. a wall-clock bound from the recorder), so
+// traces up to t are dispatched even if some client is idle.
+func (o *Online) Advance(t int64) {
+	if t > o.e.manual {
+		o.e.manual = t
+	}
+	o.e.drain(o.e.watermark())
+}
+
+// EndSession declares that session s will add no more transactions, so it
+// no longer holds the watermark back (an idle session otherwise delays
+// dispatch, and memory grows, until Advance or Flush).
+func (o *Online) EndSession(s int32) {
+	e := o.e
+	id, ok := e.cmap[s]
+	if !ok {
+		return
+	}
+	for i, x := range e.open {
+		if x == id {
+			e.open = append(e.open[:i], e.open[i+1:]...)
+			break
+		}
+	}
+	e.clients[id].closed = true
+	e.drain(e.watermark())
+}
+
+// Stats returns the running statistics (traces, live transactions, ...).
+func (o *Online) Stats() map[string]int64 {
+	s := &o.e.stats
+	return map[string]int64{"traces": s.traces, "txns": s.txns, "live_txns": s.liveTxns, "peak_live_txns": s.peakLive,
+		"gc_versions": s.gcVersions, "gc_txns": s.gcTxns, "pending_reads": int64(len(o.e.pending)),
+		"anomalies": int64(len(o.e.rep.anomalies))}
+}
+
+// Flush verifies everything still buffered and returns the final result.
+// The verifier accepts no more transactions afterwards.
+func (o *Online) Flush() *check.Result {
+	if !o.done {
+		o.done = true
+		o.e.finish()
+	}
+	return o.e.result(o.cfg)
+}

@@ -1,0 +1,438 @@
+package leopard
+
+import "github.com/txray/txray/history"
+
+// Trace kinds: the transaction's begin (its snapshot lower bound), one
+// operation, and its end (commit or abort).
+const (
+	kBegin uint8 = iota
+	kOp
+	kEnd
+)
+
+// trace is one operation trace in a client buffer. b is its
+// before-timestamp, clamped to be non-decreasing per client (a client is
+// sequential), which is the dispatch key.
+type trace struct {
+	t    *txn
+	b    int64
+	op   int32
+	kind uint8
+}
+
+// client is one client's local buffer (the first level of Leopard's
+// two-level pipeline, §V): traces in the client's own order.
+type client struct {
+	q     []trace
+	head  int
+	lastB int64 // before-timestamp of the latest trace received
+	hpos  int   // position in the global heap, -1 if absent
+	// active is the client's transaction whose end has not been dispatched.
+	active *txn
+	closed bool
+}
+
+func (c *client) empty() bool { return c.head >= len(c.q) }
+
+// pend is a read waiting until every commit that may precede its snapshot
+// has been dispatched: all traces with before-timestamp < sa.
+type pend struct {
+	t        *txn
+	sb, sa   int64
+	op       int32
+	key, val int32
+}
+
+// engine is the verifier: the global min-heap over client buffers (the
+// second level of the pipeline), the dispatch frontier, and the
+// mechanism-mirrored verification state.
+type engine struct {
+	m       mechs
+	keys    []*keyState
+	clients []*client
+	heap    []int32 // client ids ordered by head before-timestamp
+	pending []pend  // min-heap by sa
+	front   int64   // before-timestamp of the last dispatched trace
+	// manual is a watermark set by the caller (Online.Advance).
+	manual int64
+	cmap   map[int32]int32 // session -> client id
+	open   []int32         // clients of sessions (they bound the watermark)
+	free   []int32         // drained single-transaction clients to reuse
+
+	sinceGC   int
+	dirtyKeys []int32
+	done      []*txn // ended transactions not yet collected
+	stamp     uint32
+	dropBuf   []bool
+
+	rep   *reporter
+	stats stats
+}
+
+type stats struct {
+	traces, reads, readsChecked, writes, txns       int64
+	uncheckedOps                                    int64
+	deps, uncertain, readUncertain                  int64
+	gcVersions, gcTxns, gcReads, peakLive, liveTxns int64
+	cycleBudget                                     int64
+}
+
+func newEngine(m mechs, rep *reporter) *engine {
+	return &engine{m: m, rep: rep, front: -1 << 62, manual: -1 << 62, cmap: map[int32]int32{}}
+}
+
+func (e *engine) key(k int32) *keyState {
+	if k < 0 {
+		return nil
+	}
+	for int(k) >= len(e.keys) {
+		e.keys = append(e.keys, nil)
+	}
+	ks := e.keys[k]
+	if ks == nil {
+		ks = &keyState{}
+		e.keys[k] = ks
+	}
+	if !ks.dirty {
+		ks.dirty = true
+		e.dirtyKeys = append(e.dirtyKeys, k)
+	}
+	return ks
+}
+
+// clientFor returns the dense client id of a session; a negative session
+// gets a fresh closed client of its own (recycled once drained).
+func (e *engine) clientFor(session int32) int32 {
+	if session >= 0 {
+		if id, ok := e.cmap[session]; ok {
+			return id
+		}
+		id := e.newClient()
+		e.cmap[session] = id
+		e.open = append(e.open, id)
+		return id
+	}
+	if n := len(e.free); n > 0 {
+		id := e.free[n-1]
+		e.free = e.free[:n-1]
+		c := e.clients[id]
+		c.lastB, c.closed = -1<<62, true
+		return id
+	}
+	id := e.newClient()
+	e.clients[id].closed = true
+	return id
+}
+
+func (e *engine) newClient() int32 {
+	e.clients = append(e.clients, &client{hpos: -1, lastB: -1 << 62})
+	return int32(len(e.clients) - 1)
+}
+
+// opBounds returns op i's interval, widening a missing interval to the
+// neighbouring known bounds within the transaction (conservative: a wider
+// interval never creates a violation).
+func opBounds(t *history.Txn, i int) (b, a int64) {
+	o := &t.Ops[i]
+	if o.HasTime {
+		b, a = o.Invoke, o.Complete
+		if a < b {
+			b, a = a, b
+		}
+		return b, a
+	}
+	b, a = t.Invoke, t.Complete
+	for j := i - 1; j >= 0; j-- {
+		if t.Ops[j].HasTime {
+			b = max(b, t.Ops[j].Invoke)
+			break
+		}
+	}
+	for j := i + 1; j < len(t.Ops); j++ {
+		if t.Ops[j].HasTime {
+			a = min(a, t.Ops[j].Complete)
+			break
+		}
+	}
+	if a < b {
+		a = b
+	}
+	return b, a
+}
+
+// skipOp reports whether op i of t is not verified: an op of an aborted
+// transaction without an interval never completed (it may have failed
+// before acquiring its lock or returning a result).
+func skipOp(t *history.Txn, i int) bool {
+	return t.Status == history.Aborted && !t.Ops[i].HasTime
+}
+
+// addTxn splits a transaction into its traces and appends them to the
+// client's buffer. The transaction must not be modified afterwards.
+func (e *engine) addTxn(session int32, ht *history.Txn) {
+	cid := e.clientFor(session)
+	c := e.clients[cid]
+	t := &txn{ref: ht, client: cid, status: ht.Status, begin: ht.Invoke, snapA: inf, relA: ht.Complete}
+	if ht.Complete < ht.Invoke {
+		t.relA = ht.Invoke
+	}
+	if ht.Status == history.Unknown {
+		t.relA = inf
+	}
+	first := int64(inf)
+	t.relB = t.begin
+	for i := range ht.Ops {
+		if skipOp(ht, i) {
+			continue
+		}
+		b, a := opBounds(ht, i)
+		t.begin = min(t.begin, b)
+		first = min(first, a)
+		if k := ht.Ops[i].Kind; (k == history.Read || k == history.PredRead) && t.snapA == inf {
+			t.snapA = a
+		}
+		if ht.Ops[i].HasTime {
+			t.relB = max(t.relB, a)
+		} else {
+			// An op without an interval executed (if at all) after b:
+			// only that bounds the commit from below.
+			t.relB = max(t.relB, b)
+		}
+	}
+	// A client is sequential: its transaction cannot begin before its
+	// previous one began committing (guards against skewed intervals, and
+	// keeps every snapshot lower bound above the GC watermark).
+	t.begin = max(t.begin, c.lastB)
+	t.relB = max(t.relB, t.begin)
+	if t.snapA == inf {
+		t.snapA = first
+	}
+	if t.snapA == inf {
+		t.snapA = t.begin
+	}
+	if t.relA != inf && t.relA < t.relB {
+		t.relA = t.relB
+	}
+	e.stats.txns++
+	push := func(kind uint8, op int32, b int64) {
+		if b < c.lastB {
+			b = c.lastB
+		}
+		c.lastB = b
+		c.q = append(c.q, trace{t: t, b: b, op: op, kind: kind})
+	}
+	push(kBegin, -1, t.begin)
+	for i := range ht.Ops {
+		if skipOp(ht, i) {
+			e.stats.uncheckedOps++
+			continue
+		}
+		b, _ := opBounds(ht, i)
+		push(kOp, int32(i), b)
+	}
+	push(kEnd, -1, t.relB)
+	if c.hpos < 0 && !c.empty() {
+		e.heapPush(cid)
+	}
+}
+
+// watermark is the before-timestamp below which every trace has been
+// received: the minimum, over open clients, of the latest before-timestamp
+// each delivered (a client's traces arrive in order).
+func (e *engine) watermark() int64 {
+	w := int64(inf)
+	for _, id := range e.open {
+		if c := e.clients[id]; c.lastB < w {
+			w = c.lastB
+		}
+	}
+	return max(w, e.manual)
+}
+
+// drain dispatches, in order of before-timestamp, every buffered trace with
+// before-timestamp <= limit (batch dispatch).
+func (e *engine) drain(limit int64) {
+	for len(e.heap) > 0 {
+		cid := e.heap[0]
+		c := e.clients[cid]
+		tr := c.q[c.head]
+		if tr.b > limit {
+			break
+		}
+		c.head++
+		if c.empty() {
+			c.q = c.q[:0]
+			c.head = 0
+			e.heapPop()
+		} else {
+			if c.head > 1024 && c.head*2 > len(c.q) {
+				n := copy(c.q, c.q[c.head:])
+				c.q = c.q[:n]
+				c.head = 0
+			}
+			e.heapFix(0)
+		}
+		e.dispatch(&tr)
+	}
+}
+
+// finish verifies everything still pending.
+func (e *engine) finish() {
+	e.drain(inf)
+	e.verifyPending(inf)
+	e.gc(inf)
+}
+
+func (e *engine) dispatch(tr *trace) {
+	e.stats.traces++
+	// Reads whose snapshot ended strictly before this trace began have
+	// every possibly-preceding commit (begun at or before it) dispatched.
+	e.verifyPending(tr.b)
+	e.front = tr.b
+	t := tr.t
+	switch tr.kind {
+	case kBegin:
+		e.clients[t.client].active = t
+		e.stats.liveTxns++
+		e.stats.peakLive = max(e.stats.peakLive, e.stats.liveTxns)
+	case kOp:
+		e.op(t, tr.op)
+	case kEnd:
+		e.end(t)
+		if c := e.clients[t.client]; c.active == t {
+			c.active = nil
+			if c.closed && c.empty() {
+				e.free = append(e.free, t.client)
+			}
+		}
+	}
+	e.sinceGC++
+	if e.sinceGC >= gcEvery {
+		e.sinceGC = 0
+		e.gc(e.activeLow())
+	}
+}
+
+const gcEvery = 4096
+
+// activeLow is the lowest snapshot lower bound any transaction not yet
+// ended can have: the begin of every active transaction, and the frontier
+// for transactions still to be dispatched.
+func (e *engine) activeLow() int64 {
+	w := e.front
+	for _, c := range e.clients {
+		if c.active != nil && c.active.begin < w {
+			w = c.active.begin
+		}
+	}
+	for i := range e.pending {
+		w = min(w, e.pending[i].sb)
+	}
+	return w
+}
+
+// heap of clients by head before-timestamp.
+func (e *engine) hless(i, j int) bool {
+	a, b := e.clients[e.heap[i]], e.clients[e.heap[j]]
+	return a.q[a.head].b < b.q[b.head].b
+}
+
+func (e *engine) hswap(i, j int) {
+	e.heap[i], e.heap[j] = e.heap[j], e.heap[i]
+	e.clients[e.heap[i]].hpos = i
+	e.clients[e.heap[j]].hpos = j
+}
+
+func (e *engine) heapPush(cid int32) {
+	e.heap = append(e.heap, cid)
+	i := len(e.heap) - 1
+	e.clients[cid].hpos = i
+	e.hup(i)
+}
+
+func (e *engine) hup(i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !e.hless(i, p) {
+			break
+		}
+		e.hswap(i, p)
+		i = p
+	}
+}
+
+func (e *engine) heapFix(i int) {
+	n := len(e.heap)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		m := l
+		if r := l + 1; r < n && e.hless(r, l) {
+			m = r
+		}
+		if !e.hless(m, i) {
+			break
+		}
+		e.hswap(i, m)
+		i = m
+	}
+}
+
+func (e *engine) heapPop() {
+	n := len(e.heap) - 1
+	e.hswap(0, n)
+	e.clients[e.heap[n]].hpos = -1
+	e.heap = e.heap[:n]
+	if n > 0 {
+		e.heapFix(0)
+	}
+}
+
+// pending reads: min-heap by sa.
+func (e *engine) pendPush(p pend) {
+	e.pending = append(e.pending, p)
+	i := len(e.pending) - 1
+	for i > 0 {
+		q := (i - 1) / 2
+		if e.pending[q].sa <= e.pending[i].sa {
+			break
+		}
+		e.pending[q], e.pending[i] = e.pending[i], e.pending[q]
+		i = q
+	}
+}
+
+func (e *engine) pendPop() pend {
+	p := e.pending[0]
+	n := len(e.pending) - 1
+	e.pending[0] = e.pending[n]
+	e.pending = e.pending[:n]
+	i := 0
+	for {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		m := l
+		if r := l + 1; r < n && e.pending[r].sa < e.pending[l].sa {
+			m = r
+		}
+		if e.pending[m].sa >= e.pending[i].sa {
+			break
+		}
+		e.pending[m], e.pending[i] = e.pending[i], e.pending[m]
+		i = m
+	}
+	return p
+}
+
+// verifyPending verifies the reads whose snapshot upper bound is < b: every
+// commit that began at or before it has been dispatched.
+func (e *engine) verifyPending(b int64) {
+	for len(e.pending) > 0 && e.pending[0].sa < b {
+		p := e.pendPop()
+		e.verifyRead(p.t, p.op, p.key, p.val, p.sb, p.sa)
+	}
+}

@@ -1,0 +1,479 @@
+package leopard
+
+import (
+	"github.com/txray/txray/graph"
+	"github.com/txray/txray/history"
+)
+
+// readValue returns the value a read op observed, for version matching: the
+// register value, or for a list read the last element (the version is the
+// one whose writer appended it; NoValue = empty list = initial). ok is false
+// for ops this checker cannot match (unknown list reads).
+func readValue(o *history.Op) (int32, bool) {
+	if o.IsList {
+		if o.ListUnknown {
+			return 0, false
+		}
+		if len(o.List) == 0 {
+			return history.NoValue, true
+		}
+		return o.List[len(o.List)-1], true
+	}
+	return o.Value, true
+}
+
+// op applies one operation trace of t.
+func (e *engine) op(t *txn, i int32) {
+	o := &t.ref.Ops[i]
+	switch o.Kind {
+	case history.Read:
+		e.stats.reads++
+		v, ok := readValue(o)
+		if !ok || !o.HasTime || o.Key < 0 {
+			// A read that never completed has no known result.
+			e.stats.uncheckedOps++
+			return
+		}
+		e.read(t, i, o.Key, v)
+	case history.PredRead:
+		// Record-level reads: each returned row is a read of its key
+		// under the statement's snapshot (rows the predicate missed are
+		// not checked here).
+		e.stats.reads++
+		if o.Pred == nil || !o.HasTime {
+			e.stats.uncheckedOps++
+			return
+		}
+		for _, row := range o.Pred.Result {
+			if row.Key >= 0 {
+				e.read(t, i, row.Key, row.Value)
+			}
+		}
+	case history.Write, history.Append:
+		e.stats.writes++
+		if o.Key < 0 {
+			e.stats.uncheckedOps++
+			return
+		}
+		if w := t.write(o.Key); w != nil {
+			w.val = o.Value
+			return
+		}
+		b, a := opBounds(t.ref, int(i))
+		t.writes = append(t.writes, writeEnt{key: o.Key, val: o.Value, op: i, acqB: b, acqA: a, locked: o.HasTime})
+	default:
+		// Predicate reads and increments are not matched to versions.
+		e.stats.uncheckedOps++
+	}
+}
+
+// read checks a read of key k returning v by op i of t.
+func (e *engine) read(t *txn, i, k, v int32) {
+	if w := t.write(k); w != nil {
+		// Every mechanism lets a transaction see its own last write.
+		e.stats.readsChecked++
+		if v != w.val {
+			e.rep.internal(e, t, i, k, v, w)
+		}
+		return
+	}
+	if !e.m.reads {
+		e.stats.uncheckedOps++
+		return
+	}
+	sb, sa := t.begin, t.snapA
+	if e.m.stmt {
+		sb, sa = opBounds(t.ref, int(i))
+		sb = max(sb, t.begin)
+		sa = max(sa, sb)
+	}
+	if sa < e.front {
+		e.verifyRead(t, i, k, v, sb, sa)
+	} else {
+		e.pendPush(pend{t: t, op: i, key: k, val: v, sb: sb, sa: sa})
+	}
+}
+
+// verifyRead is consistent-read verification (Leopard §IV-A): the read's
+// snapshot point lies in [sb, sa]; a committed version v is a candidate iff
+// its commit may precede the snapshot (v.relB < sa; otherwise a future
+// version) and no version u certainly committed before the snapshot
+// (u.relA < sb) certainly follows v (otherwise v is garbage). Versions whose
+// commit overlaps the snapshot stay candidates (overlap versions). The read
+// must return the value of a candidate.
+func (e *engine) verifyRead(t *txn, i, key, val int32, sb, sa int64) {
+	ks := e.key(key)
+	e.stats.readsChecked++
+	var match *writer
+	matches, cands := 0, 0
+	initPossible := !ks.dropped
+	for iu := range ks.writers {
+		u := &ks.writers[iu]
+		if u.sureCommit && u.relA < sb && u.t != t {
+			initPossible = false
+			break
+		}
+	}
+	writtenByAny := false
+	for iv := range ks.writers {
+		v := &ks.writers[iv]
+		if v.t == t || !v.hasVersion {
+			if v.val == val && v.t != t {
+				writtenByAny = true
+			}
+			continue
+		}
+		if v.val == val {
+			writtenByAny = true
+		}
+		if !e.possible(ks, v, t, sb, sa) {
+			continue
+		}
+		cands++
+		if v.val == val {
+			matches++
+			if match == nil || match.t != v.t {
+				match = v
+			}
+		}
+	}
+	initMatch := false
+	if initPossible {
+		cands++
+		switch {
+		case !e.m.initUnknown:
+			initMatch = val == history.NoValue
+		case ks.hasInit:
+			initMatch = val == ks.init
+		case matches == 0 && !writtenByAny:
+			ks.init, ks.hasInit = val, true
+			initMatch = true
+		}
+		if initMatch {
+			matches++
+		}
+	}
+	e.stats.deps++
+	if cands > 1 {
+		e.stats.uncertain++
+		e.stats.readUncertain++
+	}
+	if matches == 0 {
+		e.rep.cr(e, ks, t, i, key, val, sb, sa, initPossible)
+		return
+	}
+	if !e.m.sc || matches != 1 || ambiguous(ks, t, match, initMatch, val) {
+		return
+	}
+	var v *writer
+	if !initMatch {
+		v = match
+	}
+	rr := readRec{t: t, op: i, init: v == nil}
+	if v != nil {
+		rr.v = *v
+	}
+	ks.reads = append(ks.reads, rr)
+	if v != nil && v.sureCommit {
+		e.addEdge(v.t, t, graph.WR, key, i)
+	}
+	for iu := range ks.writers {
+		u := &ks.writers[iu]
+		if u.sureCommit && u.t != t && (v == nil || u.t != v.t) && e.certainBefore(v, u) {
+			e.addEdge(t, u.t, graph.RW, key, i)
+		}
+	}
+}
+
+// ambiguous reports whether the version a read observed cannot be named for
+// certain: some other transaction (possible for this read or not) also
+// wrote the value, or the initial version matched after versions were
+// collected. The certifier's edges use only unambiguous reads.
+func ambiguous(ks *keyState, t *txn, match *writer, initMatch bool, val int32) bool {
+	if initMatch && ks.dropped {
+		return true
+	}
+	for iv := range ks.writers {
+		v := &ks.writers[iv]
+		if v.val == val && v.t != t && (initMatch || v.t != match.t) {
+			return true
+		}
+	}
+	return false
+}
+
+// possible reports whether version v (written by another transaction than
+// the reader t) may be the one visible at a snapshot in [sb, sa].
+func (e *engine) possible(ks *keyState, v *writer, t *txn, sb, sa int64) bool {
+	if v.relB > sa {
+		return false // future version
+	}
+	for iu := range ks.writers {
+		u := &ks.writers[iu]
+		if u.t != v.t && u.sureCommit && u.relA < sb && u.t != t && e.certainBefore(v, u) {
+			return false // garbage: overwritten before the snapshot
+		}
+	}
+	return true
+}
+
+// end applies t's commit or abort: its lock releases (ME), its versions,
+// the first-updater-wins rule, and the certifier's edges and checks.
+func (e *engine) end(t *txn) {
+	t.ended = true
+	e.stats.liveTxns--
+	e.done = append(e.done, t)
+	low := int64(-1 << 62)
+	if len(t.writes) > 0 {
+		low = e.activeLow()
+	}
+	for wi := range t.writes {
+		we := &t.writes[wi]
+		ks := e.key(we.key)
+		if len(ks.writers) > 2 {
+			e.prune(ks, low)
+		}
+		w := &writer{t: t, val: we.val, op: we.op, acqA: we.acqA, relB: t.relB, relA: t.relA, snapA: t.snapA,
+			status: t.status, hasVersion: t.status != history.Aborted, sureCommit: t.status == history.Committed, locked: we.locked}
+		for ix := range ks.writers {
+			x := &ks.writers[ix]
+			if e.m.me && x.locked && w.locked && x.relB > w.acqA && w.relB > x.acqA {
+				e.rep.me(e, we.key, x, w)
+			}
+			if e.m.fuw && x.sureCommit && w.sureCommit && x.relB > w.snapA && w.relB > x.snapA {
+				e.rep.fuw(e, we.key, x, w)
+			}
+		}
+		// Uncertainty of the version order with the previous version.
+		for ix := len(ks.writers) - 1; ix >= 0; ix-- {
+			if x := &ks.writers[ix]; x.hasVersion && w.hasVersion {
+				e.stats.deps++
+				if !e.certainBefore(x, w) && !e.certainBefore(w, x) {
+					e.stats.uncertain++
+				}
+				break
+			}
+		}
+		if e.m.sc && w.sureCommit {
+			// ww from the latest certain predecessors.
+			for ix := range ks.writers {
+				x := &ks.writers[ix]
+				if !x.sureCommit || x.t == t || !e.certainBefore(x, w) {
+					continue
+				}
+				latest := true
+				for iy := range ks.writers {
+					y := &ks.writers[iy]
+					if y.t != x.t && y.sureCommit && y.t != t && e.certainBefore(x, y) && e.certainBefore(y, w) {
+						latest = false
+						break
+					}
+				}
+				if latest {
+					e.addEdge(x.t, t, graph.WW, we.key, -1)
+				}
+			}
+			for ir := range ks.reads {
+				r := &ks.reads[ir]
+				if rv := r.version(); r.t != t && e.certainBefore(rv, w) && (rv == nil || rv.t != t) {
+					e.addEdge(r.t, t, graph.RW, we.key, r.op)
+				}
+			}
+		}
+		ks.writers = append(ks.writers, *w)
+	}
+	if e.m.sc && t.status == history.Committed {
+		e.findCycle(t)
+		if e.m.ssi {
+			e.pivot(t)
+			for _, ed := range t.out {
+				if ed.rel == graph.RW {
+					e.pivot(ed.to)
+				}
+			}
+			for _, ed := range t.in {
+				if ed.rel == graph.RW {
+					e.pivot(ed.to)
+				}
+			}
+		}
+	}
+}
+
+func (e *engine) addEdge(a, b *txn, rel graph.Rel, key, op int32) {
+	if a == b || a.gc || b.gc {
+		return
+	}
+	for _, ed := range a.out {
+		if ed.to == b && ed.rel == rel {
+			return
+		}
+	}
+	a.out = append(a.out, edge{to: b, rel: rel, key: key, op: op})
+	b.in = append(b.in, edge{to: a, rel: rel, key: key, op: op})
+}
+
+// sure reports whether t certainly committed and has ended.
+func sure(t *txn) bool { return t.ended && !t.gc && t.status == history.Committed }
+
+// concurrent reports whether a and b are certainly concurrent: each one's
+// snapshot certainly precedes the other's commit.
+func concurrent(a, b *txn) bool { return a.snapA < b.relB && b.snapA < a.relB }
+
+// pivot checks the SSI dangerous structure (Ports & Grittner, VLDB 2012;
+// Leopard SC): committed T1 -rw-> p -rw-> T3, each pair concurrent, T3
+// certainly committed first. PostgreSQL aborts one of them, so all three
+// committing is a certifier violation.
+func (e *engine) pivot(p *txn) {
+	if p.pivotDone || !sure(p) {
+		return
+	}
+	for _, in := range p.in {
+		t1 := in.to
+		if in.rel != graph.RW || !sure(t1) || !concurrent(t1, p) {
+			continue
+		}
+		for _, out := range p.out {
+			t3 := out.to
+			if out.rel != graph.RW || t3 == t1 || !sure(t3) || !concurrent(p, t3) {
+				continue
+			}
+			if t3.relA < p.relB && t3.relA < t1.relB {
+				p.pivotDone = true
+				e.rep.ssi(e, t1, p, t3, in, out)
+				return
+			}
+		}
+	}
+}
+
+const (
+	maxCycleDepth = 6
+	cycleBudget   = 4096
+)
+
+// findCycle searches a cycle of certain dependencies through t, which just
+// committed (every edge of a cycle exists once its last member commits).
+// The search is depth- and budget-bounded; exhausting the budget is counted
+// in the statistics.
+func (e *engine) findCycle(t *txn) {
+	e.stamp++
+	if e.stamp == 0 {
+		e.stamp = 1
+	}
+	budget := cycleBudget
+	path := make([]edge, 0, maxCycleDepth)
+	var dfs func(x *txn, depth int) bool
+	dfs = func(x *txn, depth int) bool {
+		for _, ed := range x.out {
+			if ed.to == t {
+				path = append(path, ed)
+				return true
+			}
+			y := ed.to
+			if depth+1 >= maxCycleDepth || !sure(y) || y.mark == e.stamp {
+				continue
+			}
+			if budget--; budget <= 0 {
+				return false
+			}
+			y.mark = e.stamp
+			path = append(path, ed)
+			if dfs(y, depth+1) {
+				return true
+			}
+			path = path[:len(path)-1]
+		}
+		return false
+	}
+	t.mark = e.stamp
+	if dfs(t, 0) {
+		e.rep.cycle(e, t, path)
+	} else if budget <= 0 {
+		e.stats.cycleBudget++
+	}
+}
+
+// gc discards state no transaction still to be verified can need (Leopard
+// Definition 4): w is the lowest snapshot lower bound of any transaction
+// not yet ended. A version is dropped once a version certainly after it
+// certainly committed before w (every later snapshot sees the newer one)
+// and its lock release began before w (no later lock or snapshot can
+// conflict with it); reads and transactions once they ended before w.
+func (e *engine) gc(w int64) {
+	keep := e.dirtyKeys[:0]
+	for _, k := range e.dirtyKeys {
+		ks := e.keys[k]
+		e.prune(ks, w)
+		if len(ks.writers) > 1 || len(ks.reads) > 0 {
+			keep = append(keep, k)
+		} else {
+			ks.dirty = false
+		}
+	}
+	clear(e.dirtyKeys[len(keep):])
+	e.dirtyKeys = keep
+	d := e.done[:0]
+	for _, t := range e.done {
+		if t.relA < w || (t.relA == inf && t.relB < w) {
+			t.gc = true
+			t.out, t.in, t.writes = nil, nil, nil
+			e.stats.gcTxns++
+			continue
+		}
+		d = append(d, t)
+	}
+	clear(e.done[len(d):])
+	e.done = d
+}
+
+// prune drops the versions, lock holds and reads of one key that no
+// transaction with snapshot lower bound >= w can need (see gc).
+func (e *engine) prune(ks *keyState, w int64) {
+	ws := ks.writers
+	// Decide first, then compact: a dropped version may be the witness
+	// that makes another one droppable.
+	drops := e.dropBuf[:0]
+	for ix := range ws {
+		x := &ws[ix]
+		drop := x.relB < w && x.relA < w
+		if drop && x.hasVersion {
+			drop = false
+			for iu := range ws {
+				u := &ws[iu]
+				if u.t != x.t && u.sureCommit && u.relA < w && e.certainBefore(x, u) {
+					drop = true
+					break
+				}
+			}
+		}
+		drops = append(drops, drop)
+	}
+	e.dropBuf = drops
+	n := 0
+	for ix := range ws {
+		if drops[ix] {
+			if ws[ix].hasVersion {
+				ks.dropped = true
+			}
+			e.stats.gcVersions++
+			continue
+		}
+		ws[n] = ws[ix]
+		n++
+	}
+	clear(ws[n:])
+	ks.writers = ws[:n]
+	rs := ks.reads
+	n = 0
+	for _, r := range rs {
+		if r.t.ended && r.t.relA < w {
+			e.stats.gcReads++
+			continue
+		}
+		rs[n] = r
+		n++
+	}
+	clear(rs[n:])
+	ks.reads = rs[:n]
+}
