@@ -138,3 +138,26 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+func TestLineDecoder(t *testing.T) {
+	ld := NewLineDecoder("live")
+	var got []*history.Txn
+	for _, l := range strings.Split(sample, "\n") {
+		tx, err := ld.Decode([]byte(l))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tx != nil {
+			got = append(got, tx)
+		}
+	}
+	if len(got) != 3 || len(ld.History().Txns) != 0 {
+		t.Fatalf("got %d txns, history keeps %d", len(got), len(ld.History().Txns))
+	}
+	if got[2].Status != history.Unknown || got[2].Seq != 1 || ld.History().KeyName(got[0].Ops[0].Key) != "x" {
+		t.Errorf("txn 2 = %+v", got[2])
+	}
+	if _, err := ld.Decode([]byte(`{"status":"ok"}`)); err == nil || !strings.Contains(err.Error(), "live:") {
+		t.Errorf("err = %v", err)
+	}
+}

@@ -39,6 +39,7 @@ func newWatchCmd() *cobra.Command {
 		asJSON     bool
 		maxPerType int
 		memLimit   int64
+		checker    string
 	)
 	cmd := &cobra.Command{
 		Use:   "watch",
@@ -58,6 +59,12 @@ verdict over everything received. Exit codes: 0 valid, 1 invalid, 2 input
 error, 3 unknown.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if checker == "leopard" {
+				return watchLeopard(cmd, model, follow, httpAddr, maxPerType, asJSON)
+			}
+			if checker != "aion" {
+				return UsageErrorf("--checker must be aion or leopard")
+			}
 			m := chronos.Canon(model)
 			if !aion.Models(m) {
 				return UsageErrorf("watch checks snapshot-isolation or serializable, not %q", model)
@@ -136,7 +143,8 @@ error, 3 unknown.`,
 	f := cmd.Flags()
 	f.StringVar(&follow, "follow", "", "read a file that is being appended to (like tail -f)")
 	f.StringVar(&httpAddr, "http", "", "listen on this address (e.g. :8080) for POSTed transactions")
-	f.StringVar(&model, "model", "snapshot-isolation", "snapshot-isolation or serializable")
+	f.StringVar(&model, "model", "snapshot-isolation", "aion: snapshot-isolation or serializable; leopard: a DBMS profile (e.g. postgres:serializable) or model")
+	f.StringVar(&checker, "checker", "aion", "online checker: aion (database start/commit timestamps) or leopard (client-side per-op intervals)")
 	f.StringVar(&initial, "initial-value", "null", "value of every key before any write: null or 0")
 	f.DurationVar(&finalAfter, "final-after", time.Second, "Ext verdicts become final this long after arrival (state is kept this long)")
 	f.Int64Var(&memLimit, "memory-limit", 900, "soft memory limit for the Go runtime in MiB (0 = none)")
@@ -366,6 +374,43 @@ func (w *watcher) serveHTTP(ctx context.Context, addr string) error {
 	}()
 	if err := srv.Serve(ln); err != nil && err != http.ErrServerClosed {
 		return err
+	}
+	return nil
+}
+
+// watchLeopard runs the leopard online checker and prints its verdict.
+func watchLeopard(cmd *cobra.Command, model, follow, httpAddr string, maxPerType int, asJSON bool) error {
+	if follow != "" && httpAddr != "" {
+		return UsageErrorf("--follow and --http are exclusive")
+	}
+	w, err := newLeopardWatcher(model, maxPerType, "<stdin>")
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	res, err := runLeopardWatch(ctx, w, follow, httpAddr, cmd.InOrStdin())
+	if res == nil {
+		return err
+	}
+	if err != nil && !errors.Is(err, context.Canceled) {
+		fmt.Fprintln(cmd.ErrOrStderr(), "txray watch: input error (verdict below covers what was received):", err)
+	}
+	if asJSON {
+		b, _ := json.Marshal(map[string]any{"file": "-", "model": res.Model, "checker": res.Checker, "valid": res.Verdict,
+			"anomaly_types": res.AnomalyTypes, "anomalies": res.Anomalies, "reason": res.Reason, "stats": res.Stats})
+		fmt.Fprintln(cmd.OutOrStdout(), string(b))
+	} else {
+		printWatchResult(cmd.OutOrStdout(), res)
+	}
+	if err != nil && !errors.Is(err, context.Canceled) {
+		return Exit(ExitUsage)
+	}
+	switch res.Verdict {
+	case check.Invalid:
+		return Exit(ExitInvalid)
+	case check.Unknown:
+		return Exit(ExitUnknown)
 	}
 	return nil
 }
