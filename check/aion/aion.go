@@ -45,6 +45,7 @@ import (
 
 	"github.com/txray/txray/check"
 	"github.com/txray/txray/history"
+	"github.com/txray/txray/model"
 )
 
 // Anomaly type names (design.md §5).
@@ -84,8 +85,19 @@ type Txn struct {
 
 // Config configures a Checker.
 type Config struct {
-	// Model: "snapshot-isolation" (default) or "serializable".
+	// Model: "snapshot-isolation" (default), "strong-session-snapshot-isolation"
+	// (SI plus the Session axiom; plain SI lets a transaction read a
+	// snapshot older than its session predecessor's commit) or
+	// "serializable".
 	Model string
+	// CommitOrderSerializes: the database serializes transactions in
+	// commit-timestamp order (timestamp-ordered engines: TiDB, CockroachDB,
+	// Spanner, FoundationDB; see chronos.CommitOrderSerializes). Only then
+	// is a failing serializability (commit-order) read a violation; without
+	// it such failures make the verdict Unknown (under serializable snapshot
+	// isolation, e.g. PostgreSQL, commit order is not a serialization
+	// order). Ignored for snapshot isolation.
+	CommitOrderSerializes bool
 	// InitialZero: the initial value of every key is 0 (else null).
 	InitialZero bool
 	// FinalAfter: how long after arrival an Ext verdict becomes final.
@@ -152,6 +164,12 @@ type Checker struct {
 	maxSnap history.Timestamp
 	start   time.Time
 	slab    []read
+	// unkW: (key, value) written by unknown-outcome transactions without
+	// timestamps; a failing read of one is undecided, not a violation.
+	unkW        map[unkRef]struct{}
+	undecided   int64 // failing reads explained by an unknown-outcome write
+	coUndecided int64 // commit-order failures without CommitOrderSerializes
+	coFirst     string
 }
 
 // New returns a checker.
@@ -174,7 +192,7 @@ func New(cfg Config) *Checker {
 
 // Models reports whether model (canonical name) can be checked online.
 func Models(model string) bool {
-	return model == "snapshot-isolation" || model == "serializable"
+	return model == "snapshot-isolation" || model == "serializable" || model == sessionSI
 }
 
 func (c *Checker) key(k int32) *keyState {
@@ -235,6 +253,18 @@ func (c *Checker) Add(t *Txn) error {
 	}
 	if t.Status != history.Committed {
 		c.aborted++
+		if t.Status == history.Unknown {
+			// It may have committed at an unknown time: remember its
+			// writes so reads of them are undecided rather than invalid.
+			for i := range t.Ops {
+				if o := &t.Ops[i]; o.Kind == history.Write && !o.List {
+					if c.unkW == nil {
+						c.unkW = map[unkRef]struct{}{}
+					}
+					c.unkW[unkRef{o.Key, o.V}] = struct{}{}
+				}
+			}
+		}
 		return nil
 	}
 	if !t.StartTS.Set || !t.CommitTS.Set {
@@ -247,7 +277,7 @@ func (c *Checker) Add(t *Txn) error {
 	t.arrived = now
 	c.n++
 	t.seq = c.n
-	if !c.ser {
+	if c.cfg.Model == sessionSI {
 		if p := c.last[t.Session]; p != nil && t.Session != "" && t.StartTS.Less(p.CommitTS) {
 			c.report(TypeSession, "", fmt.Sprintf("%s and %s are consecutive in session %s, but %s started at %s, before its predecessor committed at %s. Session axiom: prev.cts ≤ next.sts.",
 				c.txnString(p), c.txnString(t), t.Session, name(t), t.StartTS, p.CommitTS))
@@ -505,9 +535,21 @@ func (c *Checker) finalize(r *read) {
 	if kind == "" {
 		kind = c.classify(ks, r)
 	}
+	if _, ok := c.unkW[unkRef{o.Key, r.v}]; ok && !c.isInitial(r.v) && !strings.HasPrefix(kind, "written") {
+		c.undecided++
+		return
+	}
 	word := "snapshot"
 	if c.ser {
 		word = "commit point"
+	}
+	if c.ser && !c.cfg.CommitOrderSerializes {
+		c.coUndecided++
+		if c.coFirst == "" {
+			c.coFirst = fmt.Sprintf("%s (sts %s, cts %s): op %d (%s) read %s, but at its commit point %s the last committed value of %s was %s [%s]",
+				c.txnString(t), t.StartTS, t.CommitTS, r.op, c.opString(o), c.valString(r.v), r.snap, c.keyName(o.Key), state, kind)
+		}
+		return
 	}
 	c.report(TypeExt, c.keyName(o.Key), fmt.Sprintf("%s (sts %s, cts %s): op %d (%s) is an external read. At its %s %s the last committed value of %s was %s, but it read %s [%s]. The verdict flipped %d times before becoming final. Ext axiom.",
 		c.txnString(t), t.StartTS, t.CommitTS, r.op, c.opString(o), word, r.snap, c.keyName(o.Key), state, c.valString(r.v), kind, r.flips))
@@ -543,6 +585,14 @@ func (c *Checker) report(typ, key, expl string) {
 	if len(c.anoms[typ]) < c.cfg.MaxPerType {
 		c.anoms[typ] = append(c.anoms[typ], check.Anomaly{Type: typ, Key: key, Explanation: expl, Txns: []int32{}})
 	}
+}
+
+const sessionSI = "strong-session-snapshot-isolation"
+
+// unkRef is a (key, value) written by an unknown-outcome transaction.
+type unkRef struct {
+	k int32
+	v Val
 }
 
 func name(t *Txn) string { return "T(" + t.ID + ")" }
@@ -653,10 +703,63 @@ func (c *Checker) Close() *check.Result {
 		r.Verdict = check.Unknown
 		r.Reason = fmt.Sprintf("%d list, predicate or increment ops are not checked online; use txray check --checker chronos", c.listOps)
 	}
+	var why []string
+	if c.undecided > 0 {
+		why = append(why, fmt.Sprintf("%d reads returned values written by transactions of unknown outcome that carry no timestamps; they cannot be placed in the replay", c.undecided))
+	}
+	if c.coUndecided > 0 {
+		why = append(why, fmt.Sprintf("%d reads contradict the commit-timestamp order, but the commit order is not known to be the database's serialization order (not a timestamp-ordered engine), so they do not prove non-serializability; check the history offline with --checker list-append or rw-register, or declare commit-order-serializes. First: %s", c.coUndecided, c.coFirst))
+	}
+	if len(why) > 0 {
+		r.Verdict = check.Unknown
+		if r.Reason != "" {
+			why = append([]string{r.Reason}, why...)
+		}
+		r.Reason = strings.Join(why, "; ")
+	}
+	r.Stats["undecided_unknown_outcome"] = c.undecided
+	r.Stats["commit_order_inconclusive"] = c.coUndecided
 	r.Finish() // verdict, types and ruled-out models from package model
 	if c.ser && len(r.AnomalyTypes) > 0 {
 		// commit-order Ext failures say nothing about snapshot isolation
-		r.Not, r.AlsoNot = []string{"serializable"}, []string{"strict-serializable"}
+		r.Not, r.AlsoNot = []string{"serializable"}, []string{"strict-serializable", "strong-session-serializable"}
+	}
+	if c.cfg.Model == sessionSI && slices.Contains(r.AnomalyTypes, TypeSession) {
+		// Session rules out strong-session SI (and what implies it), not
+		// plain SI as model.RulesOut("session") would say.
+		var rest []string
+		for _, a := range r.AnomalyTypes {
+			if a != TypeSession {
+				rest = append(rest, a)
+			}
+		}
+		not, also := model.RulesOut(rest)
+		out := map[string]bool{}
+		for _, m := range append(not, also...) {
+			out[m] = true
+		}
+		for _, m := range model.Names() {
+			if model.Implies(m, sessionSI) {
+				out[m] = true
+			}
+		}
+		r.Not, r.AlsoNot = nil, nil
+		for m := range out {
+			weakest := true
+			for n := range out {
+				if n != m && model.Implies(m, n) {
+					weakest = false
+					break
+				}
+			}
+			if weakest {
+				r.Not = append(r.Not, m)
+			} else {
+				r.AlsoNot = append(r.AlsoNot, m)
+			}
+		}
+		slices.Sort(r.Not)
+		slices.Sort(r.AlsoNot)
 	}
 	if c.lateNC > 0 {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("%d writes arrived below the watermark; their NoConflict checks used retained versions only", c.lateNC))

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -35,7 +36,7 @@ func build(specs ...spec) *history.History {
 	for i, s := range specs {
 		t := history.Txn{Session: h.Sessions.Str(s.sess), Status: s.status, ID: strconv.Itoa(i),
 			StartTS: history.Timestamp{P: s.sts, Set: true}, CommitTS: history.Timestamp{P: s.cts, Set: true}}
-		if s.status == history.Aborted {
+		if s.status != history.Committed {
 			t.StartTS, t.CommitTS = history.Timestamp{}, history.Timestamp{}
 		}
 		t.Seq = seq[t.Session]
@@ -66,6 +67,13 @@ func build(specs ...spec) *history.History {
 	return h
 }
 
+// co marks h as coming from a database that serializes in commit-timestamp
+// order (CommitOrderSerializes).
+func co(h *history.History) *history.History {
+	h.Header.Extra = map[string]string{"commit-order-serializes": "true"}
+	return h
+}
+
 func run1(t *testing.T, h *history.History, model string, params map[string]string) *check.Result {
 	t.Helper()
 	r, err := Checker{}.Check(context.Background(), h, check.Options{Model: model, Params: params})
@@ -86,7 +94,10 @@ func TestAxioms(t *testing.T) {
 		want  []string // anomaly types, nil = valid
 	}{
 		{"valid-si", ModelSI, build(T("a", 1, 2, "w x 1"), T("b", 3, 4, "r x 1", "w x 2"), T("a", 5, 6, "r x 2")), nil},
-		{"session", ModelSI, build(T("a", 1, 5, "w x 1"), T("a", 3, 6, "r y nil")), []string{TypeSession}},
+		{"session", ModelSessionSI, build(T("a", 1, 5, "w x 1"), T("a", 3, 6, "r y nil")), []string{TypeSession}},
+		// Plain SI lets a transaction read a snapshot older than its session
+		// predecessor's commit (generalized SI; Elle's snapshot-isolation).
+		{"si-allows-session-lag", ModelSI, build(T("a", 1, 5, "w x 1"), T("a", 3, 6, "r x nil")), nil},
 		{"internal-kv", ModelSI, build(T("a", 1, 2, "w x 1", "r x 2")), []string{TypeInternal}},
 		{"internal-read-read", ModelSI, build(T("a", 1, 2, "w x 1"), T("b", 3, 4, "r x 1", "r x 3")), []string{TypeInternal}},
 		{"internal-list", ModelSI, build(T("a", 1, 2, "a l 1"), T("b", 3, 4, "a l 2", "r l [1 3]")), []string{TypeInternal}},
@@ -102,7 +113,12 @@ func TestAxioms(t *testing.T) {
 		{"ext-list-future", ModelSI, build(T("a", 1, 2, "a l 1"), T("b", 3, 6, "r l [1 2]"), T("c", 4, 5, "a l 2")), []string{TypeExt}},
 		{"noconflict-lost-update", ModelSI, build(T("a", 1, 2, "w x 0"), T("b", 3, 6, "r x 0", "w x 1"), T("c", 4, 7, "r x 0", "w x 2")), []string{TypeNoConflict}},
 		{"si-allows-write-skew", ModelSI, build(T("a", 1, 3, "r x nil", "w y 1"), T("b", 2, 4, "r y nil", "w x 1")), nil},
-		{"ser-write-skew", ModelSER, build(T("a", 1, 3, "r x nil", "w y 1"), T("b", 2, 4, "r y nil", "w x 1")), []string{TypeExt}},
+		{"ser-write-skew", ModelSER, co(build(T("a", 1, 3, "r x nil", "w y 1"), T("b", 2, 4, "r y nil", "w x 1"))), []string{TypeExt}},
+		// Without commit-order evidence, reads of aborted or never-written
+		// values still rule out serializability (Adya G1a; garbage).
+		{"ser-aborted-read", ModelSER, build(spec{"a", 0, 0, history.Aborted, []string{"w x 9"}}, T("b", 3, 4, "r x 9")), []string{"G1a"}},
+		{"ser-garbage", ModelSER, build(T("a", 1, 2, "w x 1"), T("b", 3, 4, "r x 7")), []string{"garbage-versions"}},
+		{"ser-list-aborted-read", ModelSER, build(spec{"a", 0, 0, history.Aborted, []string{"a l 9"}}, T("b", 3, 4, "r l [9]")), []string{"G1a"}},
 		{"ser-valid", ModelSER, build(T("a", 1, 3, "w x 1"), T("b", 2, 4, "r x 1")), nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -145,7 +161,7 @@ func TestUnknownOutcomeWriter(t *testing.T) {
 }
 
 func TestStrictSerializableRealtime(t *testing.T) {
-	h := build(T("a", 5, 6, "w x 1"), T("b", 1, 2, "w y 1"))
+	h := co(build(T("a", 5, 6, "w x 1"), T("b", 1, 2, "w y 1")))
 	h.Txns[0].HasTime, h.Txns[0].Invoke, h.Txns[0].Complete = true, 10, 20
 	h.Txns[1].HasTime, h.Txns[1].Invoke, h.Txns[1].Complete = true, 30, 40
 	h.Evidence.ClientTime = true
@@ -163,6 +179,16 @@ func TestStrictSerializableRealtime(t *testing.T) {
 	}
 	if r := run1(t, h, ModelStrictSER, nil); r.Verdict != check.Unknown {
 		t.Fatalf("no client time: %v, want unknown", r)
+	}
+	// Without commit-order evidence a commit order against real time does
+	// not prove a strict-serializability violation.
+	h.Evidence.ClientTime = true
+	for i := range h.Txns {
+		h.Txns[i].HasTime = true
+	}
+	h.Header.Extra = nil
+	if r := run1(t, h, ModelStrictSER, nil); r.Verdict != check.Unknown || len(r.Anomalies) != 0 || !strings.Contains(r.Reason, "commit-order-serializes") {
+		t.Fatalf("no commit-order evidence: %v %q", r, r.Reason)
 	}
 }
 
@@ -183,9 +209,19 @@ func TestCapAndTruncated(t *testing.T) {
 
 func TestApplies(t *testing.T) {
 	h := build(T("a", 1, 2, "w x 1"))
-	for _, m := range []string{"", "si", "serializable", "strict-serializable", "postgres:repeatable-read"} {
+	for _, m := range []string{"", "si", "postgres:repeatable-read", "cockroachdb:serializable", "spanner:serializable"} {
 		if r, why := (Checker{}).Applies(h, m); r != 90 {
 			t.Errorf("%q: %d %s", m, r, why)
+		}
+	}
+	// (strict) serializability: below graph inference (list-append 60,
+	// rw-register 50) unless the commit order is known to serialize.
+	for _, m := range []string{"serializable", "strict-serializable", "postgres:serializable"} {
+		if r, why := (Checker{}).Applies(h, m); r != 40 {
+			t.Errorf("%q: %d %s", m, r, why)
+		}
+		if r, why := (Checker{}).Applies(co(build(T("a", 1, 2, "w x 1"))), m); r != 90 {
+			t.Errorf("%q with commit-order evidence: %d %s", m, r, why)
 		}
 	}
 	if r, _ := (Checker{}).Applies(h, "read-committed"); r != 0 {
@@ -226,15 +262,88 @@ func TestModels(t *testing.T) {
 	if r := run1(t, h, "read-committed", nil); r.Verdict != check.Unknown || r.Reason == "" {
 		t.Fatalf("read-committed: %v %q", r.Verdict, r.Reason)
 	}
+	// Write skew fails the commit-order replay. Under SSI (PostgreSQL
+	// serializable) the commit order need not be a serialization order, so
+	// without evidence that it is, the failure proves nothing.
 	r := run1(t, h, "serializable", nil)
-	if r.Verdict != check.Invalid || strings.Join(r.Not, ",") != "serializable" {
-		t.Fatalf("serializable: %v not=%v", r.Verdict, r.Not)
+	if r.Verdict != check.Unknown || len(r.Anomalies) != 0 || !strings.Contains(r.Reason, "--checker list-append") {
+		t.Fatalf("serializable without commit-order evidence: %v %q", r.Verdict, r.Reason)
 	}
-	hs := build(T("a", 1, 5, "w x 1"), T("a", 3, 6, "r y nil"))
-	if r := run1(t, hs, "strong-session-serializable", nil); strings.Join(r.AnomalyTypes, ",") != "session" {
-		t.Fatalf("strong-session-serializable: %v", r.AnomalyTypes)
+	for _, ev := range []struct {
+		model  string
+		params map[string]string
+		h      *history.History
+	}{
+		{"serializable", nil, co(build(T("a", 1, 3, "r x nil", "w y 1"), T("b", 2, 4, "r y nil", "w x 1")))},
+		{"serializable", map[string]string{"commit-order-serializes": "true"}, h},
+		{"cockroachdb:serializable", nil, h},
+	} {
+		r := run1(t, ev.h, ev.model, ev.params)
+		if r.Verdict != check.Invalid || strings.Join(r.Not, ",") != "serializable" || strings.Join(r.AlsoNot, ",") != "strict-serializable,strong-session-serializable" {
+			t.Fatalf("%s %v: %v not=%v also=%v", ev.model, ev.params, r.Verdict, r.Not, r.AlsoNot)
+		}
+	}
+	if r := run1(t, co(h), "serializable", map[string]string{"commit-order-serializes": "false"}); r.Verdict != check.Unknown {
+		t.Fatalf("parameter false must win: %v", r.Verdict)
+	}
+	// strong-session-serializable: the serialization (commit) order must
+	// contain each session's order.
+	hs := co(build(T("a", 1, 7, "w x 1"), T("a", 3, 6, "r y nil")))
+	r = run1(t, hs, "strong-session-serializable", nil)
+	if strings.Join(r.AnomalyTypes, ",") != "session" || strings.Join(r.Not, ",") != "strong-session-serializable" || strings.Join(r.AlsoNot, ",") != "strict-serializable" {
+		t.Fatalf("strong-session-serializable: %v not=%v also=%v", r.AnomalyTypes, r.Not, r.AlsoNot)
 	}
 	if r := run1(t, hs, "serializable", nil); r.Verdict != check.Valid {
 		t.Fatalf("serializable ignores sessions: %v", r)
+	}
+	// A session whose next transaction starts before its predecessor
+	// commits but commits after it keeps the session order in commit order.
+	if r := run1(t, co(build(T("a", 1, 5, "w x 1"), T("a", 3, 6, "r y nil"))), "strong-session-serializable", nil); r.Verdict != check.Valid {
+		t.Fatalf("strong-session-serializable, sts overlap: %v", r)
+	}
+	// Definite anomalies keep their own boundary: an aborted read rules out
+	// read-committed and everything above it, including snapshot isolation.
+	r = run1(t, build(spec{"a", 0, 0, history.Aborted, []string{"w x 9"}}, T("b", 3, 4, "r x 9")), "serializable", nil)
+	if r.Verdict != check.Invalid || strings.Join(r.Not, ",") != "read-committed" || !slices.Contains(r.AlsoNot, "snapshot-isolation") {
+		t.Fatalf("aborted read: %v not=%v also=%v", r.Verdict, r.Not, r.AlsoNot)
+	}
+	// SI results keep model.RulesOut's boundary: ext rules out SI.
+	r = run1(t, build(T("a", 1, 2, "w x 1"), T("b", 3, 4, "w x 2"), T("c", 5, 6, "r x 1")), "si", nil)
+	if strings.Join(r.Not, ",") != "snapshot-isolation" || !slices.Contains(r.AlsoNot, "serializable") {
+		t.Fatalf("si: not=%v also=%v", r.Not, r.AlsoNot)
+	}
+}
+
+// TestUnknownOutcomeListWriter: a list read containing elements appended by
+// an unknown-outcome transaction without timestamps (which may have
+// committed) is undecided, not an Ext violation; the other elements must
+// still follow Ext.
+func TestUnknownOutcomeListWriter(t *testing.T) {
+	unk := spec{"u", 0, 0, history.Unknown, []string{"a l 9"}}
+	for _, tc := range []struct {
+		name  string
+		h     *history.History
+		model string
+		want  check.Verdict
+	}{
+		// u committed between a and c: c's read is explained.
+		{"middle", build(T("a", 1, 2, "a l 1"), unk, T("b", 3, 4, "a l 2"), T("c", 5, 6, "r l [1 9 2]")), ModelSI, check.Unknown},
+		{"middle-ser", co(build(T("a", 1, 2, "a l 1"), unk, T("b", 3, 4, "a l 2"), T("c", 5, 6, "r l [1 9 2]"))), ModelSER, check.Unknown},
+		// unobserved: u may have aborted.
+		{"unobserved", build(T("a", 1, 2, "a l 1"), unk, T("c", 5, 6, "r l [1]")), ModelSI, check.Valid},
+		// stale without u's element: b's 2 is missing whatever u did.
+		{"stale-rest", build(T("a", 1, 2, "a l 1"), unk, T("b", 3, 4, "a l 2"), T("c", 5, 6, "r l [1 9]")), ModelSI, check.Invalid},
+		// reordered known elements.
+		{"order-rest", build(T("a", 1, 2, "a l 1"), unk, T("b", 3, 4, "a l 2"), T("c", 5, 6, "r l [2 9 1]")), ModelSI, check.Invalid},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := run1(t, tc.h, tc.model, nil)
+			if r.Verdict != tc.want {
+				t.Fatalf("verdict %v, want %v: %v %q", r.Verdict, tc.want, r.Anomalies, r.Reason)
+			}
+			if tc.want == check.Invalid && !strings.Contains(r.Anomalies[0].Explanation, "left out") {
+				t.Errorf("explanation does not mention the projection: %s", r.Anomalies[0].Explanation)
+			}
+		})
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/txray/txray/check"
 	"github.com/txray/txray/history"
+	"github.com/txray/txray/model"
 )
 
 // event is a start (kind 1) or commit (kind 0) of transaction txn at ts.
@@ -59,13 +60,22 @@ type run struct {
 	counts          map[string]int
 	extKinds        map[string]int
 	started         []bool
-	windex          map[uint64][]writerRef // lazily built (key,value) -> writes
+	windex          []indexed       // lazily built: every write, sorted by (key,value)
+	unkIdx          map[uint64]bool // (key,value) -> written only by unknown-outcome txns without timestamps
 	gcRounds        int
 	maxVers         int
 	unchecked       int
 	warnings        []string
 	realtimeUnknown string
 	undecided       int // reads of writes by unknown-outcome txns without timestamps
+
+	// commit-order replay (serializability models)
+	ser         bool   // replaying commit events only
+	coKnown     bool   // commit order is known to serialize (CommitOrderSerializes)
+	coWhy       string // its evidence
+	coUndecided int    // failures that would need coKnown to be violations
+	coFirst     string // the first such failure, explained
+	hasUnkW     bool   // some unknown-outcome txn without timestamps writes
 }
 
 // errMissing: committed transactions without timestamps (not an input
@@ -107,6 +117,13 @@ func (c *run) prepare() error {
 			}
 		} else if t.Status == history.Committed {
 			missing++
+		} else if !c.hasUnkW {
+			for j := range t.Ops {
+				if k := t.Ops[j].Kind; k == history.Write || k == history.Append {
+					c.hasUnkW = true
+					break
+				}
+			}
 		}
 	}
 	if missing > 0 {
@@ -187,9 +204,12 @@ func (c *run) events(ser bool) []event {
 func tsLE(a, b history.Timestamp) bool { return !b.Less(a) }
 
 // replaySI replays start and commit events in timestamp order.
-func (c *run) replaySI(ctx context.Context) error {
+// With session, the Session axiom is checked too (strong session SI).
+func (c *run) replaySI(ctx context.Context, session bool) error {
 	h := c.h
-	c.session()
+	if session {
+		c.session()
+	}
 	ev := c.events(false)
 	c.started = make([]bool, len(h.Txns))
 	// active: started, not yet committed transactions in start order.
@@ -462,7 +482,20 @@ func (c *run) session() {
 	}
 	for _, i := range idx {
 		t := &h.Txns[i]
-		if p, ok := last[t.Session]; ok {
+		if p, ok := last[t.Session]; ok && c.ser {
+			// strong-session-serializable: the serialization order (commit
+			// order) must contain the session order.
+			pt := &h.Txns[p]
+			if t.CommitTS.Less(pt.CommitTS) {
+				expl := fmt.Sprintf("%s and %s are consecutive in session %s, but %s committed at %s, before its predecessor %s committed at %s: the commit order, taken as the serialization order, contradicts the session order. Strong session serializability: the serialization order must extend each session's order.",
+					h.TxnString(p), h.TxnString(i), h.Sessions.String(t.Session), h.TxnName(i), t.CommitTS, h.TxnName(p), pt.CommitTS)
+				if !c.coKnown {
+					c.inconclusive(expl)
+				} else if !c.capped(TypeSession) {
+					c.add(check.Anomaly{Type: TypeSession, Txns: []int32{p, i}, Explanation: expl})
+				}
+			}
+		} else if ok {
 			pt := &h.Txns[p]
 			if t.StartTS.Less(pt.CommitTS) && !c.capped(TypeSession) {
 				c.add(check.Anomaly{Type: TypeSession, Txns: []int32{p, i},
@@ -504,22 +537,70 @@ func readText(h *history.History, o *history.Op) string {
 	return h.ValueName(o.Value)
 }
 
-// buildIndex indexes every write/append of every transaction by (key, value).
+// indexed is one write of (key, value) packed in kv.
+type indexed struct {
+	kv uint64
+	writerRef
+}
+
+// buildIndex indexes every write/append of every transaction by (key,
+// value): a sorted slice (16 bytes per write; a map of slices would cost
+// several times that on histories with millions of writes). It is built on
+// the first Ext failure only.
 func (c *run) buildIndex() {
 	if c.windex != nil {
 		return
 	}
-	c.windex = map[uint64][]writerRef{}
+	n := 0
+	for i := range c.h.Txns {
+		for j := range c.h.Txns[i].Ops {
+			if k := c.h.Txns[i].Ops[j].Kind; k == history.Write || k == history.Append {
+				n++
+			}
+		}
+	}
+	c.windex = make([]indexed, 0, n+1)
 	for i := range c.h.Txns {
 		t := &c.h.Txns[i]
 		for j := range t.Ops {
 			o := &t.Ops[j]
 			if o.Kind == history.Write || o.Kind == history.Append {
-				kv := uint64(uint32(o.Key))<<32 | uint64(uint32(o.Value))
-				c.windex[kv] = append(c.windex[kv], writerRef{int32(i), int32(j)})
+				c.windex = append(c.windex, indexed{packKV(o.Key, o.Value), writerRef{int32(i), int32(j)}})
 			}
 		}
 	}
+	// Stable in (txn, op) order within one (key, value): history order.
+	slices.SortStableFunc(c.windex, func(a, b indexed) int {
+		switch {
+		case a.kv < b.kv:
+			return -1
+		case a.kv > b.kv:
+			return 1
+		}
+		return 0
+	})
+}
+
+func packKV(k, v int32) uint64 { return uint64(uint32(k))<<32 | uint64(uint32(v)) }
+
+// writes returns every write of (k, v), in history order.
+func (c *run) writes(k, v int32) []indexed {
+	c.buildIndex()
+	kv := packKV(k, v)
+	i, _ := slices.BinarySearchFunc(c.windex, kv, func(e indexed, t uint64) int {
+		switch {
+		case e.kv < t:
+			return -1
+		case e.kv > t:
+			return 1
+		}
+		return 0
+	})
+	j := i
+	for j < len(c.windex) && c.windex[j].kv == kv {
+		j++
+	}
+	return c.windex[i:j]
 }
 
 // Ext failure classes.
@@ -537,10 +618,10 @@ const (
 
 // classify finds who wrote (k, v) relative to the snapshot at snap.
 func (c *run) classify(ti, k, v int32, snap history.Timestamp, ser bool) (string, writerRef) {
-	c.buildIndex()
-	refs := c.windex[uint64(uint32(k))<<32|uint64(uint32(v))]
+	refs := c.writes(k, v)
 	var before, after, unc = writerRef{-1, -1}, writerRef{-1, -1}, writerRef{-1, -1}
-	for _, r := range refs {
+	for _, x := range refs {
+		r := x.writerRef
 		w := &c.h.Txns[r.txn]
 		switch {
 		case !c.incl[r.txn] && c.h.Txns[r.txn].Status == history.Unknown:
@@ -606,7 +687,12 @@ func (c *run) extKV(ti, op, k, v int32, f version, fok bool, snap history.Timest
 		c.undecided++
 		return
 	}
-	if c.capped(TypeExt) {
+	typ := c.extType(kind, ref)
+	if typ != "" && c.capped(typ) {
+		return
+	}
+	if typ == "" && c.coFirst != "" {
+		c.coUndecided++
 		return
 	}
 	h := c.h
@@ -631,9 +717,57 @@ func (c *run) extKV(ti, op, k, v int32, f version, fok bool, snap history.Timest
 	if ref.txn >= 0 && ref.txn != ti && ref.txn != f.writer {
 		txns = append(txns, ref.txn)
 	}
-	c.add(check.Anomaly{Type: TypeExt, Txns: txns, Key: h.KeyName(k),
-		Explanation: fmt.Sprintf("%s (%s): op %d (%s) is its first access to %s, an external read. At its %s %s the last committed value of %s was %s, but it read %s; %s [%s]. %s",
-			h.TxnString(ti), c.ts(ti), op, h.OpString(o), h.KeyName(k), c.snapWord(ser), snap, h.KeyName(k), state, h.ValueName(v), why, kind, c.axiom(ser))})
+	expl := fmt.Sprintf("%s (%s): op %d (%s) is its first access to %s, an external read. At its %s %s the last committed value of %s was %s, but it read %s; %s [%s]. %s",
+		h.TxnString(ti), c.ts(ti), op, h.OpString(o), h.KeyName(k), c.snapWord(ser), snap, h.KeyName(k), state, h.ValueName(v), why, kind, c.axiomFor(typ, ser))
+	if typ == "" {
+		c.inconclusive(expl)
+		return
+	}
+	c.add(check.Anomaly{Type: typ, Txns: txns, Key: h.KeyName(k), Explanation: expl})
+}
+
+// extType is the anomaly type of an Ext failure of class kind (writer ref),
+// or "" when the failure is inconclusive. The timestamp SI replay reports
+// every failure as "ext". The commit-order replay reports a read of an
+// aborted transaction's write as G1a and of a value nobody wrote as
+// garbage-versions (both prohibited by serializability whatever the
+// serialization order), and any other mismatch as "ext" only when the
+// commit order is known to serialize (CommitOrderSerializes).
+func (c *run) extType(kind string, ref writerRef) string {
+	if !c.ser {
+		return TypeExt
+	}
+	switch kind {
+	case extUncommitted:
+		if ref.txn >= 0 && c.h.Txns[ref.txn].Status == history.Aborted {
+			return model.G1a
+		}
+	case extNever:
+		return model.GarbageVersions
+	}
+	if c.coKnown {
+		return TypeExt
+	}
+	return ""
+}
+
+// inconclusive records a commit-order failure that is not a violation
+// because the commit order is not known to be the serialization order.
+func (c *run) inconclusive(expl string) {
+	c.coUndecided++
+	if c.coFirst == "" {
+		c.coFirst = expl
+	}
+}
+
+func (c *run) axiomFor(typ string, ser bool) string {
+	switch typ {
+	case model.G1a:
+		return "Aborted read (Adya G1a): a committed transaction must not read a write of an aborted transaction."
+	case model.GarbageVersions:
+		return "A read must return the initial value or a value some transaction wrote."
+	}
+	return c.axiom(ser)
 }
 
 func (c *run) axiom(ser bool) string {
@@ -650,10 +784,42 @@ func (c *run) initName() string {
 	return "null"
 }
 
+// extList checks an external list read got against the committed list
+// c.lists[k] at the snapshot. Elements appended by unknown-outcome
+// transactions without timestamps (not replayed; they may have committed
+// at an unknown point) are projected out first: the true committed state at
+// the snapshot, restricted to the replayed transactions' elements, is
+// exactly c.lists[k], so the projected read must equal it (a mismatch is a
+// violation whatever those transactions did). A read that matches only
+// after projection is undecided (Unknown), like a register read of such a
+// transaction's write.
 func (c *run) extList(ti, op, k int32, got []int32, snap history.Timestamp, ser bool) {
 	exp := c.lists[k]
 	if slices.Equal(got, exp) {
 		return
+	}
+	projected := false
+	if c.hasUnkW {
+		var keep []int32
+		for x, v := range got {
+			if c.unknownOnly(k, v) {
+				if keep == nil {
+					keep = append(make([]int32, 0, len(got)), got[:x]...)
+				}
+				continue
+			}
+			if keep != nil {
+				keep = append(keep, v)
+			}
+		}
+		if keep != nil {
+			got, projected = keep, true
+			if slices.Equal(got, exp) {
+				c.extKinds[extUnknownOutcome]++
+				c.undecided++
+				return
+			}
+		}
 	}
 	h := c.h
 	f, fok := c.frontier(k)
@@ -676,11 +842,12 @@ func (c *run) extList(ti, op, k int32, got []int32, snap history.Timestamp, ser 
 		}
 	}
 	c.extKinds[kind]++
-	if kind == extUnknownOutcome {
-		c.undecided++
+	typ := c.extType(kind, ref)
+	if typ != "" && c.capped(typ) {
 		return
 	}
-	if c.capped(TypeExt) {
+	if typ == "" && c.coFirst != "" {
+		c.coUndecided++
 		return
 	}
 	o := &h.Txns[ti].Ops[op]
@@ -697,13 +864,13 @@ func (c *run) extList(ti, op, k int32, got []int32, snap history.Timestamp, ser 
 	case extNotVersion:
 		why = "the list it read was never the committed state of the key"
 	default:
-		v := got[len(exp)]
-		if kind == extNever || kind == extUncommitted {
-			for x := range got {
-				if x >= len(exp) || got[x] != exp[x] {
-					v = got[x]
-					break
-				}
+		// the element classified: the first one past the committed list
+		// (future / uncommitted suffix), or the first differing one.
+		v := history.NoValue
+		for x := range got {
+			if x >= len(exp) || got[x] != exp[x] {
+				v = got[x]
+				break
 			}
 		}
 		why = c.writerText(ref, k, v)
@@ -711,9 +878,45 @@ func (c *run) extList(ti, op, k int32, got []int32, snap history.Timestamp, ser 
 			txns = append(txns, ref.txn)
 		}
 	}
-	c.add(check.Anomaly{Type: TypeExt, Txns: txns, Key: h.KeyName(k),
-		Explanation: fmt.Sprintf("%s (%s): op %d (%s) reads %s externally. At its %s %s the committed list of %s was %s, but it read %s; %s [%s]. %s",
-			h.TxnString(ti), c.ts(ti), op, h.OpString(o), h.KeyName(k), c.snapWord(ser), snap, h.KeyName(k), state, h.ListString(got), why, kind, c.axiom(ser))})
+	if projected {
+		why += fmt.Sprintf(" (elements appended by transactions of unknown outcome without timestamps left out: the read without them is %s)", h.ListString(got))
+	}
+	expl := fmt.Sprintf("%s (%s): op %d (%s) reads %s externally. At its %s %s the committed list of %s was %s, but it read %s; %s [%s]. %s",
+		h.TxnString(ti), c.ts(ti), op, h.OpString(o), h.KeyName(k), c.snapWord(ser), snap, h.KeyName(k), state, h.ListString(h.Txns[ti].Ops[op].List), why, kind, c.axiomFor(typ, ser))
+	if typ == "" {
+		c.inconclusive(expl)
+		return
+	}
+	c.add(check.Anomaly{Type: typ, Txns: txns, Key: h.KeyName(k), Explanation: expl})
+}
+
+// unknownOnly reports whether (k, v) was written only by transactions of
+// unknown outcome without timestamps (and by at least one). The index it
+// uses covers those transactions' writes only (built once, small).
+func (c *run) unknownOnly(k, v int32) bool {
+	if c.unkIdx == nil {
+		c.unkIdx = map[uint64]bool{}
+		for i := range c.h.Txns {
+			t := &c.h.Txns[i]
+			if c.incl[i] || t.Status != history.Unknown {
+				continue
+			}
+			for j := range t.Ops {
+				if o := &t.Ops[j]; o.Kind == history.Write || o.Kind == history.Append {
+					c.unkIdx[packKV(o.Key, o.Value)] = true
+				}
+			}
+		}
+	}
+	if !c.unkIdx[packKV(k, v)] {
+		return false
+	}
+	for _, r := range c.writes(k, v) {
+		if c.incl[r.txn] || c.h.Txns[r.txn].Status != history.Unknown {
+			return false
+		}
+	}
+	return true
 }
 
 func (c *run) noConflict(w, ti, k int32, wcts history.Timestamp) {
@@ -729,7 +932,9 @@ func (c *run) noConflict(w, ti, k int32, wcts history.Timestamp) {
 
 // realtime checks that commit order respects client real time: for each T2,
 // the transaction with the earliest completion among those with a later
-// commit timestamp must not have completed before T2 was invoked.
+// commit timestamp must not have completed before T2 was invoked. Without
+// commit-order evidence a contradiction is inconclusive (the serialization
+// order need not be the commit order).
 func (c *run) realtime() {
 	h := c.h
 	idx := make([]int32, 0, len(h.Txns))
@@ -756,10 +961,15 @@ func (c *run) realtime() {
 		t := &h.Txns[i]
 		if minC >= 0 {
 			a := &h.Txns[minC]
-			if a.Complete < t.Invoke && t.CommitTS.Less(a.CommitTS) && !c.capped(TypeRealtime) {
-				c.add(check.Anomaly{Type: TypeRealtime, Txns: []int32{minC, i},
-					Explanation: fmt.Sprintf("%s completed at %d, before %s was invoked at %d, yet %s committed at %s, before %s's commit at %s. Strict serializability: the commit order must extend the real-time order of transactions.",
-						h.TxnString(minC), a.Complete, h.TxnString(i), t.Invoke, h.TxnName(i), t.CommitTS, h.TxnName(minC), a.CommitTS)})
+			if a.Complete < t.Invoke && t.CommitTS.Less(a.CommitTS) {
+				if !c.coKnown {
+					c.inconclusive(fmt.Sprintf("%s completed at %d, before %s was invoked at %d, yet %s committed at %s, before %s's commit at %s.",
+						h.TxnString(minC), a.Complete, h.TxnString(i), t.Invoke, h.TxnName(i), t.CommitTS, h.TxnName(minC), a.CommitTS))
+				} else if !c.capped(TypeRealtime) {
+					c.add(check.Anomaly{Type: TypeRealtime, Txns: []int32{minC, i},
+						Explanation: fmt.Sprintf("%s completed at %d, before %s was invoked at %d, yet %s committed at %s, before %s's commit at %s. Strict serializability: the commit order must extend the real-time order of transactions.",
+							h.TxnString(minC), a.Complete, h.TxnString(i), t.Invoke, h.TxnName(i), t.CommitTS, h.TxnName(minC), a.CommitTS)})
+				}
 			}
 		}
 		if minC < 0 || t.Complete < h.Txns[minC].Complete {
@@ -818,6 +1028,20 @@ func (c *run) result(r *check.Result, m string) {
 			r.Reason = why
 		}
 	}
+	if c.coUndecided > 0 {
+		r.Verdict = check.Unknown
+		why := fmt.Sprintf("%d reads (or orderings) contradict the commit-timestamp order, but the commit order is not known to be this database's serialization order (e.g. PostgreSQL serializable snapshot isolation serializes in another order), so they do not prove non-serializability; only a passing commit-order replay is conclusive. Use --checker list-append or rw-register (graph inference), or set --param commit-order-serializes=true if the database serializes in commit-timestamp order (TiDB, CockroachDB, Spanner, FoundationDB). First: %s", c.coUndecided, c.coFirst)
+		if r.Reason != "" {
+			r.Reason += "; " + why
+		} else {
+			r.Reason = why
+		}
+	}
+	st["commit_order_serializes"] = c.coKnown
+	if c.coWhy != "" {
+		st["commit_order_evidence"] = c.coWhy
+	}
+	st["commit_order_inconclusive"] = c.coUndecided
 	finish(r, m)
 	if r.Verdict != check.Unknown && r.Reason != "" {
 		r.Warnings = append(r.Warnings, r.Reason)

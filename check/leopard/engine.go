@@ -28,6 +28,17 @@ type mechs struct {
 	initUnknown bool
 	// deduce: use mechanism-forced orders (profiles only).
 	deduce bool
+	// curRead: a read may be a plain consistent read (transaction
+	// snapshot) or an unmarked locking/current read (SELECT ... FOR
+	// UPDATE / LOCK IN SHARE MODE: the latest committed version during the
+	// read), and the read view is created at the first consistent read,
+	// which need not be the transaction's first read (InnoDB repeatable
+	// read). Such a read's snapshot lies in [transaction begin, end of the
+	// read]. Set for transaction-snapshot engines that lock writes without
+	// a first-updater check: there a current read may see versions newer
+	// than the snapshot. With FUW a current read that succeeds sees the
+	// snapshot's version anyway.
+	curRead bool
 }
 
 // writeEnt is a transaction's write set entry for one key: the first write
@@ -42,6 +53,10 @@ type writeEnt struct {
 	// certainly acquired; an unfinished write of a transaction with an
 	// unknown outcome only contributes a possible version.
 	locked bool
+	// earlier holds the values of the transaction's earlier writes of the
+	// key (nil when it wrote the key once): non-final appends that a list
+	// version contains before val.
+	earlier []int32
 }
 
 // edge is a certain dependency between two transactions, kept for the
@@ -71,6 +86,8 @@ type txn struct {
 	in         []edge
 	pivotDone  bool
 	mark       uint32
+	// floating: the transaction has no client interval (addFloating).
+	floating bool
 }
 
 func (t *txn) write(k int32) *writeEnt {
@@ -96,6 +113,23 @@ type writer struct {
 	locked       bool // the lock was certainly acquired
 	sureCommit   bool
 	releasedSeen bool
+	earlier      *[]int32 // see writeEnt.earlier; nil if none (keeps writer small)
+}
+
+// wrote reports whether the writer's transaction wrote x to the key (its
+// final or an earlier value).
+func (w *writer) wrote(x int32) bool {
+	if w.val == x {
+		return true
+	}
+	if w.earlier != nil {
+		for _, y := range *w.earlier {
+			if y == x {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // readRec is a verified read kept for the certifier: which version it

@@ -78,7 +78,11 @@ func FuzzCheck(f *testing.F) {
 			for i := range h.Txns {
 				on.Add(&h.Txns[i])
 			}
-			if o := on.Flush(); o.Verdict != r.Verdict {
+			o := on.Flush()
+			if o.Stats["late_untimed_txns"] != nil && o.Verdict == check.Unknown {
+				continue // documented: see engine.addFloating
+			}
+			if o.Verdict != r.Verdict {
 				t.Fatalf("%s: online %s, offline %s", m, o.Verdict, r.Verdict)
 			}
 		}

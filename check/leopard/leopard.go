@@ -15,11 +15,32 @@
 // Conventions. "x certainly precedes y" means x.after < y.before; "x may
 // precede y" means x.before < y.after. The commit (or abort) of a
 // transaction lies in [after of its last op, Txn.Complete]; its transaction
-// snapshot in [Txn.Invoke, after of its first read] (the first statement
-// for engines that take the snapshot there, the first consistent read for
-// InnoDB: the wider interval covers both); a statement snapshot in the
-// read's own interval. A write's lock is acquired within the write's
-// interval and released within the commit's or abort's.
+// snapshot in [Txn.Invoke, after of its first read] (engines that take the
+// snapshot at the first statement or read); a statement snapshot in the
+// read's own interval. Engines with a transaction snapshot and write locks
+// but no first-updater check (InnoDB/MariaDB repeatable read, TiDB
+// pessimistic, SQLite, CockroachDB profiles) create the read view at the
+// first consistent read, which need not be the first read, and serve
+// unmarked locking reads (SELECT ... FOR UPDATE) from the latest committed
+// version: there each read's snapshot lies in [Txn.Invoke, after of that
+// read], which covers both. A read after the transaction's own write sees
+// that write (InnoDB applies it on the latest committed version, so the
+// rest of such a read is not matched against the snapshot). A write's lock
+// is acquired within the write's interval and released within the
+// commit's or abort's.
+//
+// Versions of list-append keys: a list read returns the version its last
+// element's writer installed; every earlier element (appended by an
+// earlier version, or earlier by the same writer) must come from a
+// transaction that did not abort and whose commit may precede the
+// snapshot's latest point (checked as CR).
+//
+// Unknown outcomes: a transaction whose outcome the client never learnt
+// may have committed; its commit has no upper bound, its nil read results
+// are unknown (Jepsen :info), and its ops without intervals are widened to
+// the neighbouring known bounds. One without any client interval (committed
+// or unknown) is not verified, but its writes are possible versions of
+// every read (never certainly committed, never holding a certain lock).
 //
 // Mechanisms (§IV):
 //   - Consistent read (CR): a read returns a version of its minimal
@@ -64,21 +85,23 @@
 // transaction not yet ended can conflict with, so memory stays flat on an
 // unbounded stream.
 //
-// Plain models map to the mechanisms their textbook implementation uses:
-// strict-serializable and serializable → CR (transaction snapshot) + ME +
-// SC; snapshot-isolation → CR (transaction snapshot) + ME + FUW;
-// repeatable-read and read-committed → CR (statement snapshot) + ME;
-// read-uncommitted → ME. A plain model does not itself prohibit mechanism
-// violations, so they are reported (Allowed) and make the verdict unknown;
-// certifier cycles are reported under their Adya names (G0, G1c,
-// G-single-item, G2-item), which the model does prohibit.
+// Plain models. A consistency model prescribes no mechanism: serializable
+// may be two-phase locking (no snapshot: a read sees versions committed
+// after the transaction's first read), a serial scheduler that lets
+// read-only transactions read a lagging snapshot (no consistent read within
+// the interval), or SSI (no mutual exclusion); snapshot isolation may
+// buffer writes and check at commit (first-committer-wins: no write locks);
+// and a non-strict model does not even tie the version order to real time,
+// so interval-derived orders prove nothing. Each mechanism check would flag
+// correct histories of some correct implementation, so leopard does not
+// apply to a plain model: Applies ranks it 0 and Check returns Unknown with
+// that reason (use a DBMS profile, or a model checker such as elle).
 package leopard
 
 import (
 	"context"
 	"fmt"
 	"sort"
-	"strings"
 
 	"github.com/txray/txray/check"
 	"github.com/txray/txray/history"
@@ -88,13 +111,9 @@ import (
 // Name is the checker's --checker name.
 const Name = "leopard"
 
-// Rank in --checker auto: 70 for a DBMS profile (the mechanisms are known),
-// 45 for a plain model (below Elle's inference, which judges the model
-// itself rather than an implementation's mechanisms).
-const (
-	RankProfile = 70
-	RankPlain   = 45
-)
+// RankProfile is the rank in --checker auto for a DBMS profile (the
+// mechanisms are known). A plain model ranks 0 (see PlainReason).
+const RankProfile = 70
 
 func init() { check.Register(Checker{}) }
 
@@ -117,15 +136,17 @@ type Config struct {
 	Mechanisms []model.Mechanism
 	// SnapshotPerStatement: consistent reads take a snapshot per statement.
 	SnapshotPerStatement bool
-	// Plain is set for a plain consistency model (no deduction; mechanism
-	// violations are informational).
+	// Plain is set for a plain consistency model: no mechanism is
+	// verified (PlainReason).
 	Plain bool
 	// SSI enables PostgreSQL's dangerous-structure rule for SC.
 	SSI bool
 }
 
 // Resolve maps a DBMS profile or plain model name to the mechanisms to
-// verify; ok is false when neither applies.
+// verify; ok is false when neither applies. A plain model resolves to a
+// Config with Plain set and no mechanisms: nothing is verified and the
+// verdict is unknown (PlainReason).
 func Resolve(name string) (Config, bool) {
 	if p, ok := model.LookupProfile(name); ok {
 		return ProfileConfig(p), true
@@ -134,23 +155,19 @@ func Resolve(name string) (Config, bool) {
 	if err != nil {
 		return Config{}, false
 	}
-	c := Config{Model: m, Plain: true}
-	cr, me, fuw, sc := model.ConsistentRead, model.MutualExclusion, model.FirstUpdaterWins, model.SerializationCertifier
 	switch m {
-	case model.StrictSerializable, model.Serializable:
-		c.Mechanisms = []model.Mechanism{cr, me, sc}
-	case model.SnapshotIsolation:
-		c.Mechanisms = []model.Mechanism{cr, me, fuw}
-	case model.RepeatableRead, model.ReadCommitted:
-		c.Mechanisms = []model.Mechanism{cr, me}
-		c.SnapshotPerStatement = true
-	case model.ReadUncommitted:
-		c.Mechanisms = []model.Mechanism{me}
-	default:
-		return Config{}, false
+	case model.StrictSerializable, model.Serializable, model.SnapshotIsolation, model.RepeatableRead,
+		model.ReadCommitted, model.ReadUncommitted:
+		return Config{Model: m, Plain: true}, true
 	}
-	return c, true
+	return Config{}, false
 }
+
+// PlainReason is why a plain model is not verified (see the package doc).
+const PlainReason = "leopard verifies the mechanisms of a DBMS implementation; a plain consistency model prescribes none " +
+	"(serializable may be 2PL without snapshots or read lagging snapshots, snapshot isolation may buffer writes without locks, " +
+	"a non-strict model does not follow real time), so checking any mechanism could flag correct histories: " +
+	"give a DBMS profile (e.g. postgres:serializable, mysql:repeatable-read) or use a model checker (elle)"
 
 // ProfileConfig is the verification setup of a DBMS profile.
 func ProfileConfig(p model.Profile) Config {
@@ -179,13 +196,14 @@ func (c Config) mechs(initUnknown bool) mechs {
 	}
 	m.ssi = c.SSI && m.sc
 	m.stmt = c.SnapshotPerStatement || !m.cr
+	m.curRead = m.cr && !m.stmt && m.me && !m.fuw
 	ru := false
 	if p, ok := model.LookupProfile(c.Model); ok {
 		ru = p.Model == model.ReadUncommitted
 	} else {
 		ru = c.Model == model.ReadUncommitted
 	}
-	m.reads = !ru
+	m.reads = !ru && !c.Plain
 	m.initUnknown = initUnknown
 	m.deduce = !c.Plain
 	return m
@@ -212,7 +230,7 @@ func (Checker) Applies(h *history.History, name string) (int, string) {
 		return RankProfile, "client intervals; mechanisms of profile " + name
 	}
 	if c, ok := Resolve(name); ok {
-		return RankPlain, fmt.Sprintf("client intervals; plain model %s verified through the mechanisms %v", c.Model, c.Mechanisms)
+		return 0, "plain model " + c.Model + ": " + PlainReason
 	}
 	return 0, fmt.Sprintf("no mechanism decomposition for %q (give a DBMS profile such as postgres:serializable)", name)
 }
@@ -239,6 +257,11 @@ func (Checker) Check(ctx context.Context, h *history.History, opts check.Options
 		r.Finish()
 		return r, nil
 	}
+	if cfg.Plain {
+		r := &check.Result{Checker: Name, Model: cfg.Model, Verdict: check.Unknown, Reason: PlainReason}
+		r.Finish()
+		return r, nil
+	}
 	rep := newReporter(h.Keys, h.Values, h, opts.MaxPerType(), cfg.Plain)
 	e := newEngine(cfg.mechs(initialUnknown(h, opts)), rep)
 	// Periodic draining keeps memory flat; it needs sessions (a transaction
@@ -251,11 +274,18 @@ func (Checker) Check(ctx context.Context, h *history.History, opts check.Options
 		}
 	}
 	untimed := 0
+	// Transactions without a client interval first: their writes are
+	// possible versions of every read (addFloating).
+	for i := range h.Txns {
+		if t := &h.Txns[i]; !t.HasTime {
+			untimed++
+			e.addFloating(t)
+		}
+	}
 	order := feedOrder(h)
 	for n, i := range order {
 		t := &h.Txns[i]
 		if !t.HasTime {
-			untimed++
 			continue
 		}
 		e.addTxn(t.Session, t)
@@ -271,7 +301,7 @@ func (Checker) Check(ctx context.Context, h *history.History, opts check.Options
 	e.finish()
 	r := e.result(cfg)
 	if untimed > 0 {
-		r.Warnings = append(r.Warnings, fmt.Sprintf("%d transactions without client intervals were not verified", untimed))
+		r.Warnings = append(r.Warnings, fmt.Sprintf("%d transactions without client intervals were not verified (their writes count as possible versions of every read)", untimed))
 		r.Stats["untimed_txns"] = untimed
 	}
 	return r, nil
@@ -358,37 +388,15 @@ func (e *engine) result(cfg Config) *check.Result {
 			maxCycleDepth, cycleBudget, e.stats.cycleBudget))
 	}
 	r.Finish()
-	if cfg.Plain && r.Verdict == check.Valid {
-		var mech []string
-		for _, a := range r.Anomalies {
-			switch a.Type {
-			case model.CR, model.ME, model.FUW, model.SC:
-				mech = append(mech, a.Type)
-			}
-		}
-		for t := range r.Truncated {
-			switch t {
-			case model.CR, model.ME, model.FUW, model.SC:
-				mech = append(mech, t)
-			}
-		}
-		if len(mech) > 0 {
+	if cfg.Plain {
+		r.Verdict, r.Reason = check.Unknown, PlainReason
+	}
+	if e.stats.lateFloating > 0 {
+		r.Stats["late_untimed_txns"] = e.stats.lateFloating
+		if r.Verdict == check.Invalid {
 			r.Verdict = check.Unknown
-			r.Reason = "the history violates mechanisms (" + strings.Join(dedupe(mech), ", ") + ") a typical implementation of " + cfg.Model +
-				" uses, but the plain model does not itself prohibit mechanism violations; give a DBMS profile (e.g. postgres:serializable) to judge them"
+			r.Reason = fmt.Sprintf("%d transactions without client intervals arrived after reads had been verified; their writes may explain the violations found", e.stats.lateFloating)
 		}
 	}
 	return r
-}
-
-func dedupe(s []string) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, x := range s {
-		if !seen[x] {
-			seen[x] = true
-			out = append(out, x)
-		}
-	}
-	return out
 }

@@ -56,7 +56,8 @@ func newOnline(c Config, opts OnlineOptions) *Online {
 // Add feeds completed transactions. Within a session (Txn.Session >= 0,
 // the client) transactions must arrive in session order; a transaction
 // with Session < 0 is its own client. Each transaction needs its client
-// interval (HasTime); one without is counted and skipped. The verifier
+// interval (HasTime); one without is not verified, but its writes become
+// possible versions of the reads verified after it arrives. The verifier
 // keeps the pointers until the transactions are collected: do not modify
 // them after Add. Txn.Index names the transaction in anomalies.
 func (o *Online) Add(txns ...*history.Txn) {
@@ -66,7 +67,7 @@ func (o *Online) Add(txns ...*history.Txn) {
 	e := o.e
 	for _, t := range txns {
 		if !t.HasTime {
-			e.stats.uncheckedOps += int64(len(t.Ops))
+			e.addFloating(t)
 			continue
 		}
 		e.addTxn(t.Session, t)

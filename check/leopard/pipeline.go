@@ -75,6 +75,9 @@ type stats struct {
 	deps, uncertain, readUncertain                  int64
 	gcVersions, gcTxns, gcReads, peakLive, liveTxns int64
 	cycleBudget                                     int64
+	// lateFloating counts floating transactions added after some read was
+	// verified (online only): their versions were missing for it.
+	lateFloating int64
 }
 
 func newEngine(m mechs, rep *reporter) *engine {
@@ -231,6 +234,52 @@ func (e *engine) addTxn(session int32, ht *history.Txn) {
 		push(kOp, int32(i), b)
 	}
 	push(kEnd, -1, t.relB)
+	if c.hpos < 0 && !c.empty() {
+		e.heapPush(cid)
+	}
+}
+
+// floatLow is the dispatch key and commit lower bound of floating
+// transactions: before every real timestamp.
+const floatLow = -1 << 61
+
+// addFloating adds a transaction without a client interval that may have
+// committed (status committed or unknown; an aborted one installed
+// nothing). It cannot be placed in time, so nothing is verified about it,
+// but its writes are possible versions for every read: its commit may lie
+// anywhere (relB before everything, relA never certain) and it is never
+// certainly committed, so it never makes another version garbage, never
+// holds a certain lock and adds no certifier edge. Its reads are not
+// checked (counted as unchecked). Offline, floating transactions are
+// dispatched before every timed trace; online, one that arrives after some
+// read was verified may explain a violation already reported, so an invalid
+// verdict then becomes unknown (see engine.result).
+func (e *engine) addFloating(ht *history.Txn) {
+	if ht.Status == history.Aborted {
+		e.stats.uncheckedOps += int64(len(ht.Ops))
+		return
+	}
+	if e.stats.readsChecked > 0 {
+		e.stats.lateFloating++
+	}
+	cid := e.clientFor(-1)
+	c := e.clients[cid]
+	t := &txn{ref: ht, client: cid, status: history.Unknown, begin: floatLow, snapA: floatLow, relB: floatLow, relA: inf, floating: true}
+	e.stats.txns++
+	push := func(kind uint8, op int32) {
+		b := max(int64(floatLow), c.lastB)
+		c.lastB = b
+		c.q = append(c.q, trace{t: t, b: b, op: op, kind: kind})
+	}
+	push(kBegin, -1)
+	for i := range ht.Ops {
+		if k := ht.Ops[i].Kind; k != history.Write && k != history.Append {
+			e.stats.uncheckedOps++
+			continue
+		}
+		push(kOp, int32(i))
+	}
+	push(kEnd, -1)
 	if c.hpos < 0 && !c.empty() {
 		e.heapPush(cid)
 	}

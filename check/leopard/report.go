@@ -192,6 +192,8 @@ func (r *reporter) cr(e *engine, ks *keyState, t *txn, i, key, val int32, sb, sa
 	b.WriteString(" returned " + r.key(key) + " = " + r.val(val) + ". ")
 	if !e.m.cr {
 		b.WriteString("Without consistent read the read is a locking read: it returns the latest committed version at a point during the read, " + iv(sb, sa) + ". ")
+	} else if e.m.curRead {
+		b.WriteString("As a consistent read (read view created at the first consistent read) or a locking read (latest committed version), it read a snapshot taken between " + r.name(t) + "'s begin and the end of the read, " + iv(sb, sa) + ". ")
 	} else if e.m.stmt {
 		b.WriteString("Its snapshot (statement-level) was taken during the read, " + iv(sb, sa) + ". ")
 	} else {
@@ -270,6 +272,37 @@ func (r *reporter) cr(e *engine, ks *keyState, t *txn, i, key, val int32, sb, sa
 		b.WriteString("The read could only have returned one of: " + strings.Join(cands, "; ") + ".")
 	}
 	r.add(check.Anomaly{Type: typ, Txns: idx(involved...), Key: r.key(key), Explanation: b.String(), Ops: r.ops(involved...)})
+}
+
+// prefix: element x of a list read (not its last) cannot be in the
+// snapshot.
+func (r *reporter) prefix(e *engine, ks *keyState, t *txn, i, key, x int32, sa int64) {
+	typ := readType(e)
+	if r.full(typ) {
+		return
+	}
+	involved := []*txn{t}
+	var why []string
+	for iv := range ks.writers {
+		v := &ks.writers[iv]
+		if v.t == t || !v.wrote(x) {
+			continue
+		}
+		involved = append(involved, v.t)
+		if v.status == history.Aborted {
+			why = append(why, r.name(v.t)+" appended it but aborted ("+r.endAt(v.t)+")")
+		} else {
+			why = append(why, r.name(v.t)+" appended it but "+r.endAt(v.t)+" began after the snapshot's latest point "+strconv.FormatInt(sa, 10))
+		}
+	}
+	expl := r.opAt(t, i) + " returned a list containing " + r.val(x) + " before its last element. A list read returns the version " +
+		"its last element's writer installed, whose every earlier element was appended by a version committed before it, hence before the snapshot. "
+	if len(why) == 0 {
+		expl += "No transaction whose commit may precede the snapshot's latest point " + strconv.FormatInt(sa, 10) + " appended " + r.val(x) + " to " + r.key(key) + "."
+	} else {
+		expl += "That is impossible for " + r.val(x) + ": " + strings.Join(why, "; ") + "."
+	}
+	r.add(check.Anomaly{Type: typ, Txns: idx(involved...), Key: r.key(key), Explanation: expl, Ops: r.ops(involved...)})
 }
 
 // readType is the mechanism a bad read violates: consistent read, or, for

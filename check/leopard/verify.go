@@ -29,6 +29,13 @@ func (e *engine) op(t *txn, i int32) {
 	case history.Read:
 		e.stats.reads++
 		v, ok := readValue(o)
+		if ok && !o.IsList && v == history.NoValue && t.status == history.Unknown {
+			// Jepsen :info convention: a nil read result in a transaction
+			// whose outcome the client never learnt is unknown, not a read
+			// of the initial version (a decoded list-append read of null
+			// is not even known to be a list).
+			ok = false
+		}
 		if !ok || !o.HasTime || o.Key < 0 {
 			// A read that never completed has no known result.
 			e.stats.uncheckedOps++
@@ -56,11 +63,12 @@ func (e *engine) op(t *txn, i int32) {
 			return
 		}
 		if w := t.write(o.Key); w != nil {
+			w.earlier = append(w.earlier, w.val)
 			w.val = o.Value
 			return
 		}
 		b, a := opBounds(t.ref, int(i))
-		t.writes = append(t.writes, writeEnt{key: o.Key, val: o.Value, op: i, acqB: b, acqA: a, locked: o.HasTime})
+		t.writes = append(t.writes, writeEnt{key: o.Key, val: o.Value, op: i, acqB: b, acqA: a, locked: o.HasTime && !t.floating})
 	default:
 		// Predicate reads and increments are not matched to versions.
 		e.stats.uncheckedOps++
@@ -82,7 +90,10 @@ func (e *engine) read(t *txn, i, k, v int32) {
 		return
 	}
 	sb, sa := t.begin, t.snapA
-	if e.m.stmt {
+	if e.m.curRead {
+		_, a := opBounds(t.ref, int(i))
+		sa = max(a, sb)
+	} else if e.m.stmt {
 		sb, sa = opBounds(t.ref, int(i))
 		sb = max(sb, t.begin)
 		sa = max(sa, sb)
@@ -162,6 +173,9 @@ func (e *engine) verifyRead(t *txn, i, key, val int32, sb, sa int64) {
 		e.rep.cr(e, ks, t, i, key, val, sb, sa, initPossible)
 		return
 	}
+	if o := &t.ref.Ops[i]; o.Kind == history.Read && o.IsList && o.Key == key && len(o.List) > 1 && !e.m.initUnknown {
+		e.verifyPrefix(ks, t, i, key, o.List[:len(o.List)-1], sa)
+	}
 	if !e.m.sc || matches != 1 || ambiguous(ks, t, match, initMatch, val) {
 		return
 	}
@@ -182,6 +196,35 @@ func (e *engine) verifyRead(t *txn, i, key, val int32, sb, sa int64) {
 		if u.sureCommit && u.t != t && (v == nil || u.t != v.t) && e.certainBefore(v, u) {
 			e.addEdge(t, u.t, graph.RW, key, i)
 		}
+	}
+}
+
+// verifyPrefix checks the rest of a list read (Elle's list-append: the
+// list is the version its last element's writer installed, and each
+// element before it was appended by a version earlier in the chain, so
+// every one of them was committed before the snapshot too). An element is
+// impossible when every transaction that appended it aborted or began
+// committing after the snapshot's latest point sa, or (unless versions were
+// collected) when no transaction appended it. One violation per read.
+func (e *engine) verifyPrefix(ks *keyState, t *txn, i, key int32, prefix []int32, sa int64) {
+	for _, x := range prefix {
+		found, ok := false, false
+		for iv := range ks.writers {
+			v := &ks.writers[iv]
+			if v.t == t || !v.wrote(x) {
+				continue
+			}
+			found = true
+			if v.hasVersion && v.relB <= sa {
+				ok = true
+				break
+			}
+		}
+		if ok || (!found && ks.dropped) {
+			continue
+		}
+		e.rep.prefix(e, ks, t, i, key, x, sa)
+		return
 	}
 }
 
@@ -235,6 +278,9 @@ func (e *engine) end(t *txn) {
 		}
 		w := &writer{t: t, val: we.val, op: we.op, acqA: we.acqA, relB: t.relB, relA: t.relA, snapA: t.snapA,
 			status: t.status, hasVersion: t.status != history.Aborted, sureCommit: t.status == history.Committed, locked: we.locked}
+		if len(we.earlier) > 0 {
+			w.earlier = &we.earlier
+		}
 		for ix := range ks.writers {
 			x := &ks.writers[ix]
 			if e.m.me && x.locked && w.locked && x.relB > w.acqA && w.relB > x.acqA {

@@ -84,17 +84,17 @@ type Builder struct {
 	File     string
 	Workload string
 
-	pending    map[int64]*pend
-	pendOrder  int
-	seqs       map[int32]int32
-	lines      []int32 // source line of each txn's completion (or invocation)
-	anyInvoke  bool
-	stray      int // first line of a completion with no pending invocation
-	strayProc  int64
-	allTime    bool
-	anyTime    bool
-	anySession bool
-	ops        []history.Op
+	pending        map[int64]*pend
+	pendOrder      int
+	seqs           map[int32]int32
+	lines          []int32 // source line of each txn's completion (or invocation)
+	anyInvoke      bool
+	stray          int // first line of a completion with no pending invocation
+	strayProc      int64
+	allTime        bool
+	anyTime        bool
+	anySession     bool
+	ops            []history.Op
 	posInv, posCom []int64 // per txn: positions of invocation and completion
 	// pos counts client records in file order: Elle derives real-time
 	// order from the order of invocations and completions in the history,

@@ -18,6 +18,10 @@
 // initial value is); in the list model (any "a" op, or a list-valued read, or
 // DecodeOptions.Workload "list-append") as the empty list.
 //
+// Decode sets Header.Extra[CommitOrderKey] = "true": TimeKiller judges
+// serializability by replaying commit timestamps, which assumes the database
+// serializes in commit-timestamp order (TiDB-style timestamp ordering).
+//
 // Extensions written by Encode and accepted here: "status"
 // ("committed"|"aborted"|"unknown", default committed), so encoding a
 // history loses nothing. Other unknown fields are skipped and counted in
@@ -37,6 +41,11 @@ import (
 
 // FormatName is the --format name.
 const FormatName = "chronos"
+
+// CommitOrderKey is the History.Header.Extra key Decode sets to "true": a
+// TimeKiller history's commit-timestamp order is its serialization order
+// (TimeKiller's serializability semantics; see Decode).
+const CommitOrderKey = "commit-order-serializes"
 
 func init() {
 	history.RegisterFormat(history.Format{
@@ -116,6 +125,12 @@ func Decode(r io.Reader, opts history.DecodeOptions) (*history.History, error) {
 	d.list = opts.Workload == "list-append"
 	h := d.h
 	h.Header.Format = FormatName
+	// TimeKiller's serializability check replays transactions in commit
+	// timestamp order: its histories come from timestamp-ordered databases
+	// (TiDB, and the TiDB-style simulator it ships with), whose commit order
+	// is the serialization order. Record that so checkers (chronos) may
+	// treat a failing commit-order replay as a violation.
+	h.Header.Extra = map[string]string{CommitOrderKey: "true"}
 	if err := d.lx.Expect('['); err != nil {
 		return nil, d.wrap("", err)
 	}

@@ -1,0 +1,15 @@
+package bench
+
+// Every codec and checker registers itself from init; bench measures all of
+// them (check/leopard too, so `txray bench --checker leopard` works).
+import (
+	_ "github.com/txray/txray/check/chronos"
+	_ "github.com/txray/txray/check/elle"
+	_ "github.com/txray/txray/check/leopard"
+	_ "github.com/txray/txray/history/edn"
+	_ "github.com/txray/txray/history/ellejson"
+	_ "github.com/txray/txray/history/jsonl"
+	_ "github.com/txray/txray/history/leopard"
+	_ "github.com/txray/txray/history/polysi"
+	_ "github.com/txray/txray/history/timekiller"
+)
