@@ -114,3 +114,20 @@ func (in *Interner) String(id int32) string {
 
 // Len is the number of interned scalars.
 func (in *Interner) Len() int { return len(in.tab) }
+
+// Reset empties the interner, keeping its allocated tables for reuse. Cost
+// is proportional to the number of interned scalars, not to table sizes.
+func (in *Interner) Reset() {
+	for _, s := range in.tab {
+		if !s.IsStr && s.I >= 0 && s.I < int64(len(in.dense)) {
+			in.dense[s.I] = 0
+		}
+	}
+	clear(in.ints)
+	clear(in.strs)
+	in.tab = in.tab[:0]
+}
+
+// Append interns s, which must not be interned yet, as the next id (used to
+// copy tables).
+func (in *Interner) Append(s Scalar) int32 { return in.Scalar(s) }

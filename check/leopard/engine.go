@@ -88,6 +88,16 @@ type txn struct {
 	mark       uint32
 	// floating: the transaction has no client interval (addFloating).
 	floating bool
+	// snapReads: the first snapshot read of each key read before the
+	// transaction wrote it (transaction-snapshot engines only; see
+	// engine.repeatRead); dropped at the transaction's end.
+	snapReads []snapRead
+}
+
+// snapRead is a read of key under the transaction snapshot: value val
+// returned by op.
+type snapRead struct {
+	key, val, op int32
 }
 
 func (t *txn) write(k int32) *writeEnt {
@@ -113,7 +123,10 @@ type writer struct {
 	locked       bool // the lock was certainly acquired
 	sureCommit   bool
 	releasedSeen bool
-	earlier      *[]int32 // see writeEnt.earlier; nil if none (keeps writer small)
+	// list: the key was written by appends (list-append), so collecting
+	// the version records its values in keyState.gone.
+	list    bool
+	earlier *[]int32 // see writeEnt.earlier; nil if none (keeps writer small)
 }
 
 // wrote reports whether the writer's transaction wrote x to the key (its
@@ -155,9 +168,57 @@ type keyState struct {
 	writers []writer
 	reads   []readRec
 	dropped bool // some version was garbage-collected
+	// gone records, for list-append keys, the values appended by
+	// collected writers (nil until one is collected): whether some
+	// possibly committed version appended the value, and otherwise the
+	// aborted transaction that did. A list read may contain every value
+	// ever appended, so a collected aborted append is still needed to
+	// reject a list that contains it (verifyPrefix); one entry per
+	// appended value of the key.
+	gone    map[int32]goneVal
 	init    int32
 	hasInit bool
 	dirty   bool
+}
+
+// goneVal is what is kept of the collected appends of one value to a
+// list key.
+type goneVal struct {
+	// version: a collected writer that may have committed (committed or
+	// unknown outcome) appended the value.
+	version bool
+	// The first collected aborted writer (used when !version): its
+	// transaction index and id (for naming it; the transaction itself is
+	// not retained) and its abort bounds.
+	idx        int32
+	id         string
+	relB, relA int64
+}
+
+// forget records the values of a collected list writer w in ks.gone.
+func (ks *keyState) forget(w *writer) {
+	if !w.list {
+		return
+	}
+	if ks.gone == nil {
+		ks.gone = map[int32]goneVal{}
+	}
+	put := func(x int32) {
+		g, in := ks.gone[x]
+		switch {
+		case w.hasVersion:
+			g.version = true
+		case !in:
+			g = goneVal{idx: w.t.ref.Index, id: w.t.ref.ID, relB: w.relB, relA: w.relA}
+		}
+		ks.gone[x] = g
+	}
+	put(w.val)
+	if w.earlier != nil {
+		for _, x := range *w.earlier {
+			put(x)
+		}
+	}
 }
 
 // certainBefore reports whether version v's commit certainly precedes

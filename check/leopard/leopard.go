@@ -33,7 +33,10 @@
 // element's writer installed; every earlier element (appended by an
 // earlier version, or earlier by the same writer) must come from a
 // transaction that did not abort and whose commit may precede the
-// snapshot's latest point (checked as CR).
+// snapshot's latest point (checked as CR). Garbage collection keeps, per
+// list key, the values its collected writers appended (whether a possibly
+// committed one did, else the aborted appender), so an aborted element is
+// rejected however long ago its writer was collected.
 //
 // Unknown outcomes: a transaction whose outcome the client never learnt
 // may have committed; its commit has no upper bound, its nil read results
@@ -54,7 +57,12 @@
 //     remaining version is visible in some placement of the points. The
 //     initial version is a candidate only while no version certainly
 //     committed before the snapshot. A read after the transaction's own
-//     write must return it. Reads of engines without CR (locking reads)
+//     write must return it. Under a transaction snapshot whose read view
+//     never moves (no statement snapshots, no unmarked current reads:
+//     the first-updater-wins and certifier profiles), two reads of one key
+//     before the transaction's own write of it must return the same
+//     version (same value, or same list), since one snapshot point shows
+//     one version of each key. Reads of engines without CR (locking reads)
 //     are checked with statement snapshots and reported as ME.
 //   - Mutual exclusion (ME): write locks are held from the first write of a
 //     key to commit/abort; two holds on one key whose intervals force an

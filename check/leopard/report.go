@@ -181,6 +181,25 @@ func (r *reporter) internal(e *engine, t *txn, i, k, got int32, w *writeEnt) {
 	r.add(check.Anomaly{Type: typ, Txns: idx(t), Key: r.key(k), Explanation: expl, Ops: r.ops(t)})
 }
 
+// repeat: two snapshot reads of one key in one transaction returned
+// different versions (engine.repeatRead).
+func (r *reporter) repeat(e *engine, t *txn, i0, i1, k, v0, v1 int32) {
+	typ := readType(e)
+	if r.full(typ) {
+		return
+	}
+	expl := r.opAt(t, i0) + " and later " + r.opAt(t, i1) + " read " + r.key(k) + " under " + r.name(t) +
+		"'s transaction snapshot, and " + r.name(t) + " did not write " + r.key(k) + " before either read; "
+	if o0, o1 := &t.ref.Ops[i0], &t.ref.Ops[i1]; o0.Kind == history.Read && o1.Kind == history.Read && o0.IsList && o1.IsList {
+		expl += "they returned different lists, so different versions"
+	} else {
+		expl += "they returned different values (" + r.val(v0) + ", " + r.val(v1) + "), so different versions"
+	}
+	expl += ". The engine takes one snapshot per transaction and never moves its read view, and a snapshot shows exactly " +
+		"one version of each key, so no placement of the snapshot point explains both reads."
+	r.add(check.Anomaly{Type: typ, Txns: idx(t), Key: r.key(k), Explanation: expl, Ops: r.ops(t)})
+}
+
 // cr: no candidate version of the read's snapshot has the value read.
 func (r *reporter) cr(e *engine, ks *keyState, t *txn, i, key, val int32, sb, sa int64, initPossible bool) {
 	typ := readType(e)
@@ -276,7 +295,7 @@ func (r *reporter) cr(e *engine, ks *keyState, t *txn, i, key, val int32, sb, sa
 
 // prefix: element x of a list read (not its last) cannot be in the
 // snapshot.
-func (r *reporter) prefix(e *engine, ks *keyState, t *txn, i, key, x int32, sa int64) {
+func (r *reporter) prefix(e *engine, ks *keyState, t *txn, i, key, x int32, sa int64, g *goneVal) {
 	typ := readType(e)
 	if r.full(typ) {
 		return
@@ -294,6 +313,16 @@ func (r *reporter) prefix(e *engine, ks *keyState, t *txn, i, key, x int32, sa i
 		} else {
 			why = append(why, r.name(v.t)+" appended it but "+r.endAt(v.t)+" began after the snapshot's latest point "+strconv.FormatInt(sa, 10))
 		}
+	}
+	if g != nil {
+		name := "T" + strconv.Itoa(int(g.idx))
+		if r.h != nil && int(g.idx) < len(r.h.Txns) {
+			name = r.h.TxnName(g.idx)
+			involved = append(involved, &txn{ref: &r.h.Txns[g.idx], status: history.Aborted, relB: g.relB, relA: g.relA})
+		} else if g.id != "" && g.id != strconv.Itoa(int(g.idx)) {
+			name += " (" + g.id + ")"
+		}
+		why = append(why, name+" appended it but aborted (abort during "+iv(g.relB, g.relA)+")")
 	}
 	expl := r.opAt(t, i) + " returned a list containing " + r.val(x) + " before its last element. A list read returns the version " +
 		"its last element's writer installed, whose every earlier element was appended by a version committed before it, hence before the snapshot. "

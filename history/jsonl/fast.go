@@ -21,6 +21,9 @@ type fast struct {
 	// arenas: slices handed out to transactions are carved from these.
 	opArena  []history.Op
 	valArena []int32
+	// lastList caches, per key id, the integers and ids of the key's last
+	// list read (see op).
+	lastList [][]listElem
 	// haveSeq reports whether the last parsed line had a "seq" field.
 	haveSeq bool
 	// off disables the fast path (differential tests).
@@ -472,11 +475,40 @@ func (p *fast) op(d *decoder) bool {
 			case '[':
 				p.i++
 				p.lst = p.lst[:0]
+				// Successive reads of one key repeat its earlier elements:
+				// reuse the ids of the key's previous read where the
+				// integers match, instead of a random-access interner
+				// lookup per element.
+				var cache *[]listElem
+				if haveK {
+					for int(o.Key) >= len(p.lastList) {
+						p.lastList = append(p.lastList, nil)
+					}
+					cache = &p.lastList[o.Key]
+				}
 				if !p.eat(']') {
-					for {
-						v, ok := p.scalar(d.h.Values)
-						if !ok {
-							return false
+					for j := 0; ; j++ {
+						var v int32
+						if c := p.peek(); cache != nil && (c == '-' || (c >= '0' && c <= '9')) {
+							n, ok := p.int()
+							if !ok {
+								return false
+							}
+							if j < len(*cache) && (*cache)[j].v == n {
+								v = (*cache)[j].id
+							} else {
+								v = d.h.Values.Int(n)
+								if j <= len(*cache) {
+									*cache = append((*cache)[:j], listElem{n, v})
+								}
+							}
+						} else {
+							if v, ok = p.scalar(d.h.Values); !ok {
+								return false
+							}
+							if cache != nil && j < len(*cache) {
+								*cache = (*cache)[:j]
+							}
 						}
 						p.lst = append(p.lst, v)
 						if p.eat(']') {
@@ -592,4 +624,10 @@ func (p *fast) versionOrder(b []byte, d *decoder) bool {
 	d.h.VersionOrder[k] = ord
 	d.h.Evidence.VersionOrder = true
 	return true
+}
+
+// listElem is one cached list element: the integer and its value id.
+type listElem struct {
+	v  int64
+	id int32
 }

@@ -93,6 +93,9 @@ type opLine struct {
 // ({"type":"version_order","k":K,"order":[v1,v2,...]}). Blank lines are
 // skipped. Errors name the line and field.
 func Decode(r io.Reader, opts history.DecodeOptions) (*history.History, error) {
+	if opts.SizeHint >= parallelMin {
+		return decodeParallel(r, opts)
+	}
 	return decode(r, opts, false)
 }
 

@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"encoding/json"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strconv"
 
 	"github.com/txray/txray/history"
@@ -95,8 +97,9 @@ func Encode(w io.Writer, h *history.History) error {
 			return err
 		}
 	}
-	for k, ord := range h.VersionOrder {
-		if err := wr.WriteVersionOrder(h, k, ord); err != nil {
+	// in key-id order, so that encoding is deterministic
+	for _, k := range slices.Sorted(maps.Keys(h.VersionOrder)) {
+		if err := wr.WriteVersionOrder(h, k, h.VersionOrder[k]); err != nil {
 			return err
 		}
 	}

@@ -62,13 +62,11 @@ var regressions = []struct {
 	{"chronos-panic-list-dirty-write", Case{Level: sim.Strict2PL, Workload: sim.ListAppend, Fault: sim.FaultDirtyWrite, Prob: 0.3, Seed: 1018},
 		Regression{Checker: "chronos", Model: "strict-serializable", Want: "invalid", Found: "TestDetection: panic index out of range in chronos extList (fixed in chronos)"}},
 	{"leopard-list-aborted-element", Case{Level: sim.SnapshotIsolation, Workload: sim.ListAppend, Fault: sim.FaultDirtyWrite, Prob: 0.3, Seed: 1085},
-		Regression{Checker: "leopard", Model: "postgres:repeatable-read", Want: "invalid",
-			Found:    "TestDetection (500 seeds): committed T25 (c3-5) read a list containing 20, appended by aborted T17 (c4-4) (G1a), and leopard says valid",
-			KnownBug: "leopard checks only the version a list read returns (its last element), not the aborted elements below it, so a G1a inside a list goes unreported"}},
+		Regression{Checker: "leopard", Model: "postgres:repeatable-read", Want: "invalid", WantTypes: []string{"cr"},
+			Found: "TestDetection (500 seeds): committed T25 (c3-5) read a list containing 20, appended by aborted T17 (c4-4) (G1a), and leopard said valid: the aborted append had been garbage-collected before the list-prefix check (fixed in leopard: collected appends are remembered per list key)"}},
 	{"leopard-nonrepeatable-read", Case{Level: sim.SnapshotIsolation, Workload: sim.RWRegister, Fault: sim.FaultLostUpdate, Prob: 0.3, Seed: 1085, Info: 0.05},
-		Regression{Checker: "leopard", Model: "postgres:repeatable-read", Want: "invalid",
-			Found:    "TestDetectionUnknownOutcomes (100 seeds): committed T101 (c0-17) [r 2 112, w 3 113, r 2 108] reads two different versions of key 2 under one transaction snapshot (internal), and leopard says valid (112 is written by an unknown-outcome txn)",
-			KnownBug: "leopard checks each consistent read against its own candidate versions but not that two reads of one key in one transaction snapshot agree"}},
+		Regression{Checker: "leopard", Model: "postgres:repeatable-read", Want: "invalid", WantTypes: []string{"cr"},
+			Found: "TestDetectionUnknownOutcomes (100 seeds): committed T101 (c0-17) [r 2 112, w 3 113, r 2 108] reads two different versions of key 2 under one transaction snapshot (internal), and leopard said valid: each read was checked alone (fixed in leopard: rereads under a fixed transaction snapshot must agree)"}},
 }
 
 func writeRegressions(t *testing.T) {

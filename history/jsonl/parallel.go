@@ -1,0 +1,237 @@
+package jsonl
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"runtime"
+
+	"github.com/txray/txray/history"
+)
+
+// Parallel decoding. Big inputs are cut into chunks of whole lines; worker
+// goroutines parse each chunk's transaction lines with the fast parser into
+// chunk-local interners, and the caller's goroutine merges chunks in input
+// order: it interns each chunk's local keys, values and sessions in
+// local-id order (which is their order of first appearance, so global ids
+// are exactly those a sequential decode assigns), rewrites the chunk's ids,
+// and appends its transactions. Lines the fast parser declines (headers,
+// evidence records, unusual or malformed lines) are decoded by the
+// sequential decoder during the merge, so results and error messages are
+// identical to the sequential path.
+
+// parallelMin is the input size from which Decode goes parallel.
+var parallelMin int64 = 8 << 20
+
+// chunkSize is the target chunk size in bytes.
+var chunkSize = 1 << 20
+
+type chunk struct {
+	buf   []byte
+	first int // line number of the first line
+	lines [][]byte
+	txns  []history.Txn
+	// per line: index into txns, or -1 (merge decodes it), or -2 (blank)
+	slot    []int32
+	haveSeq []bool
+	h       *history.History // local interners
+	anyOT   bool
+	done    chan struct{}
+}
+
+type worker struct {
+	d decoder
+}
+
+func (w *worker) parse(c *chunk) {
+	w.d.h.Keys.Reset()
+	w.d.h.Values.Reset()
+	w.d.h.Sessions.Reset()
+	w.d.fast.lastList = w.d.fast.lastList[:0]
+	w.d.anyOT = false
+	c.slot = make([]int32, len(c.lines))
+	for i, l := range c.lines {
+		b := bytes.TrimSpace(l)
+		if len(b) == 0 {
+			c.slot[i] = -2
+			continue
+		}
+		var t history.Txn
+		if b[0] == '{' && len(b) > 2 && b[2] != 't' && w.d.fast.line(b, &w.d, &t) {
+			c.slot[i] = int32(len(c.txns))
+			c.txns = append(c.txns, t)
+			c.haveSeq = append(c.haveSeq, w.d.fast.haveSeq)
+			continue
+		}
+		c.slot[i] = -1
+	}
+	c.anyOT = w.d.anyOT
+	// snapshot the local tables for the merge (the interners are reused)
+	c.h = &history.History{Keys: snapshot(w.d.h.Keys), Values: snapshot(w.d.h.Values), Sessions: snapshot(w.d.h.Sessions)}
+}
+
+func snapshot(in *history.Interner) *history.Interner {
+	out := history.NewInterner()
+	for i := 0; i < in.Len(); i++ {
+		out.Append(in.Get(int32(i)))
+	}
+	return out
+}
+
+// decodeParallel is Decode for big inputs.
+func decodeParallel(r io.Reader, opts history.DecodeOptions) (*history.History, error) {
+	h := history.New()
+	d := &decoder{h: h, file: opts.Name, seqs: map[int32]int32{}}
+	nw := max(1, runtime.GOMAXPROCS(0))
+	work := make(chan *chunk, nw)
+	order := make(chan *chunk, 2*nw)
+	stop := make(chan struct{})
+	defer close(stop)
+	for i := 0; i < nw; i++ {
+		go func() {
+			w := &worker{d: decoder{h: history.New(), seqs: map[int32]int32{}}}
+			for c := range work {
+				w.parse(c)
+				close(c.done)
+			}
+		}()
+	}
+	readErr := make(chan error, 1)
+	go func() {
+		defer close(order)
+		defer close(work)
+		br := bufio.NewReaderSize(r, 1<<20)
+		line := 1
+		for {
+			c := &chunk{first: line, done: make(chan struct{})}
+			buf := make([]byte, 0, chunkSize+chunkSize/4)
+			var err error
+			for len(buf) < chunkSize {
+				var b []byte
+				b, err = br.ReadSlice('\n')
+				for err == bufio.ErrBufferFull {
+					buf = append(buf, b...)
+					b, err = br.ReadSlice('\n')
+				}
+				buf = append(buf, b...)
+				if err != nil {
+					break
+				}
+			}
+			c.buf = buf
+			for len(buf) > 0 {
+				i := bytes.IndexByte(buf, '\n')
+				if i < 0 {
+					c.lines = append(c.lines, buf)
+					break
+				}
+				c.lines = append(c.lines, buf[:i])
+				buf = buf[i+1:]
+			}
+			line += len(c.lines)
+			if len(c.lines) > 0 {
+				select {
+				case order <- c:
+				case <-stop:
+					return
+				}
+				select {
+				case work <- c:
+				case <-stop:
+					return
+				}
+			}
+			if err != nil {
+				if err != io.EOF {
+					readErr <- err
+				}
+				return
+			}
+		}
+	}()
+	var kmap, vmap, smap lazyMap
+	presized := false
+	for c := range order {
+		<-c.done
+		if !presized && opts.SizeHint > int64(len(c.buf)) && len(c.buf) > 0 {
+			presized = true
+			want := int(int64(len(c.txns)) * opts.SizeHint / int64(len(c.buf)) * 11 / 10)
+			if want > cap(h.Txns) {
+				h.Txns = append(make([]history.Txn, 0, want), h.Txns...)
+			}
+		}
+		kmap.reset(c.h.Keys, h.Keys)
+		vmap.reset(c.h.Values, h.Values)
+		smap.reset(c.h.Sessions, h.Sessions)
+		d.anyOT = d.anyOT || c.anyOT
+		for i, l := range c.lines {
+			switch s := c.slot[i]; {
+			case s == -2:
+			case s == -1:
+				if err := d.line(bytes.TrimSpace(l), c.first+i); err != nil {
+					return nil, err
+				}
+			default:
+				t := c.txns[s]
+				remapTxn(&t, &kmap, &vmap, &smap)
+				if t.Session >= 0 && !c.haveSeq[s] {
+					t.Seq = d.seqs[t.Session]
+				}
+				d.addTxn(t)
+			}
+		}
+	}
+	select {
+	case err := <-readErr:
+		return nil, history.Errorf(opts.Name, 0, "", "read error: %v", err)
+	default:
+	}
+	d.finish()
+	return h, nil
+}
+
+// lazyMap maps a chunk's local ids to global ids, interning each local
+// scalar on first use. Local ids are numbered in order of first appearance
+// in the chunk's fast-parsed lines, and the merge visits those lines in
+// input order, so interning on first use (rather than the whole table up
+// front) gives exactly the global ids a sequential decode assigns, even
+// where lines the merge decodes itself (evidence records) intern scalars
+// between them.
+type lazyMap struct {
+	m      []int32
+	local  *history.Interner
+	global *history.Interner
+}
+
+func (l *lazyMap) reset(local, global *history.Interner) {
+	l.local, l.global = local, global
+	l.m = l.m[:0]
+	for i := 0; i < local.Len(); i++ {
+		l.m = append(l.m, -1)
+	}
+}
+
+func (l *lazyMap) get(id int32) int32 {
+	g := l.m[id]
+	if g < 0 {
+		g = l.global.Scalar(l.local.Get(id))
+		l.m[id] = g
+	}
+	return g
+}
+
+func remapTxn(t *history.Txn, km, vm, sm *lazyMap) {
+	if t.Session >= 0 {
+		t.Session = sm.get(t.Session)
+	}
+	for j := range t.Ops {
+		o := &t.Ops[j]
+		o.Key = km.get(o.Key)
+		if o.Value != history.NoValue {
+			o.Value = vm.get(o.Value)
+		}
+		for k, v := range o.List {
+			o.List[k] = vm.get(v)
+		}
+	}
+}
