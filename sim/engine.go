@@ -446,7 +446,14 @@ func tailLive(ks *keyState) int {
 	return initialIdx
 }
 
+// ownIdx is the index of t's latest version of ks, or initialIdx. Only
+// keys t planned to write can hold its versions (workload.plan), which
+// spares the scan of ks.vers for the common case, a read of a key t does
+// not write.
 func ownIdx(ks *keyState, t *txn) int {
+	if !t.plansWrite(ks) {
+		return initialIdx
+	}
 	for i := len(ks.vers) - 1; i >= 0; i-- {
 		if ks.vers[i].w == t {
 			return i
@@ -1072,11 +1079,16 @@ func (e *engine) emit(t *txn) {
 	}
 	h := e.h
 	if e.stream {
+		// Ids are valid during one sink call only (Sink), so the interners
+		// may be emptied between calls. Reset keeps their tables: a fresh
+		// interner would allocate a new dense table sized to the largest
+		// value (millions) on every replacement, which dominated the
+		// simulator's allocation and GC time (docs/benchmarks.md).
 		if h.Values.Len() > 1<<16 {
-			h.Values = history.NewInterner()
+			h.Values.Reset()
 		}
 		if h.Keys.Len() > 1<<16 {
-			h.Keys = history.NewInterner()
+			h.Keys.Reset()
 		}
 	}
 	ht := &e.ht
