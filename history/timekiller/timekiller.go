@@ -527,78 +527,112 @@ func (d *decoder) scalar(in *history.Interner) (int32, error) {
 // missing timestamps are written as null. Reads of NoValue are written as
 // null (the initial value); list reads as arrays.
 func Encode(w io.Writer, h *history.History) error {
-	bw := bufio.NewWriterSize(w, 1<<16)
-	bw.WriteString("[\n")
-	b := make([]byte, 0, 512)
+	e := NewEncoder(w)
 	for i := range h.Txns {
-		t := &h.Txns[i]
-		b = b[:0]
-		if i > 0 {
-			b = append(b, ",\n"...)
-		}
-		b = append(b, `{"tid":`...)
-		if t.ID != "" {
-			b = appendString(b, t.ID)
-		} else {
-			b = strconv.AppendInt(b, int64(i), 10)
-		}
-		b = append(b, `,"sid":`...)
-		if t.Session >= 0 {
-			b = appendString(b, h.Sessions.String(t.Session))
-		} else {
-			b = append(b, "null"...)
-		}
-		b = append(b, `,"sts":`...)
-		b = appendTS(b, t.StartTS)
-		b = append(b, `,"cts":`...)
-		b = appendTS(b, t.CommitTS)
-		if t.Status != history.Committed {
-			b = append(b, `,"status":"`...)
-			b = append(b, t.Status.String()...)
-			b = append(b, '"')
-		}
-		b = append(b, `,"ops":[`...)
-		for j := range t.Ops {
-			o := &t.Ops[j]
-			if j > 0 {
-				b = append(b, ',')
-			}
-			switch o.Kind {
-			case history.Read:
-				b = append(b, `{"t":"r","k":`...)
-			case history.Write:
-				b = append(b, `{"t":"w","k":`...)
-			case history.Append:
-				b = append(b, `{"t":"a","k":`...)
-			default:
-				return fmt.Errorf("timekiller: %s: op %d: %s ops cannot be written in TimeKiller JSON", h.TxnName(t.Index), j, o.Kind)
-			}
-			b = appendScalar(b, h.Keys, o.Key)
-			b = append(b, `,"v":`...)
-			switch {
-			case o.Kind == history.Read && o.IsList && !o.ListUnknown:
-				b = append(b, '[')
-				for x, v := range o.List {
-					if x > 0 {
-						b = append(b, ',')
-					}
-					b = appendScalar(b, h.Values, v)
-				}
-				b = append(b, ']')
-			case o.Value == history.NoValue || (o.IsList && o.ListUnknown):
-				b = append(b, "null"...)
-			default:
-				b = appendScalar(b, h.Values, o.Value)
-			}
-			b = append(b, '}')
-		}
-		b = append(b, "]}"...)
-		if _, err := bw.Write(b); err != nil {
+		if err := e.WriteTxn(h, &h.Txns[i]); err != nil {
 			return err
 		}
 	}
-	bw.WriteString("\n]\n")
-	return bw.Flush()
+	return e.Close()
+}
+
+// Encoder writes TimeKiller JSON one transaction at a time, producing the
+// same bytes as Encode of the transactions in the order given, with memory
+// bounded by one transaction (for streamed histories, e.g. sim.Stream).
+// Close writes the closing bracket and flushes; it does not close w.
+type Encoder struct {
+	bw *bufio.Writer
+	b  []byte
+	n  int // transactions written
+}
+
+// NewEncoder returns an Encoder writing to w.
+func NewEncoder(w io.Writer) *Encoder {
+	return &Encoder{bw: bufio.NewWriterSize(w, 1<<16), b: make([]byte, 0, 512)}
+}
+
+// WriteTxn writes t; h resolves its session, key and value ids (only during
+// the call). A transaction without an ID is named by its position among the
+// transactions written so far.
+func (e *Encoder) WriteTxn(h *history.History, t *history.Txn) error {
+	i := e.n
+	b := e.b[:0]
+	if i == 0 {
+		b = append(b, "[\n"...)
+	} else {
+		b = append(b, ",\n"...)
+	}
+	b = append(b, `{"tid":`...)
+	if t.ID != "" {
+		b = appendString(b, t.ID)
+	} else {
+		b = strconv.AppendInt(b, int64(i), 10)
+	}
+	b = append(b, `,"sid":`...)
+	if t.Session >= 0 {
+		b = appendString(b, h.Sessions.String(t.Session))
+	} else {
+		b = append(b, "null"...)
+	}
+	b = append(b, `,"sts":`...)
+	b = appendTS(b, t.StartTS)
+	b = append(b, `,"cts":`...)
+	b = appendTS(b, t.CommitTS)
+	if t.Status != history.Committed {
+		b = append(b, `,"status":"`...)
+		b = append(b, t.Status.String()...)
+		b = append(b, '"')
+	}
+	b = append(b, `,"ops":[`...)
+	for j := range t.Ops {
+		o := &t.Ops[j]
+		if j > 0 {
+			b = append(b, ',')
+		}
+		switch o.Kind {
+		case history.Read:
+			b = append(b, `{"t":"r","k":`...)
+		case history.Write:
+			b = append(b, `{"t":"w","k":`...)
+		case history.Append:
+			b = append(b, `{"t":"a","k":`...)
+		default:
+			return fmt.Errorf("timekiller: %s: op %d: %s ops cannot be written in TimeKiller JSON", h.TxnName(t.Index), j, o.Kind)
+		}
+		b = appendScalar(b, h.Keys, o.Key)
+		b = append(b, `,"v":`...)
+		switch {
+		case o.Kind == history.Read && o.IsList && !o.ListUnknown:
+			b = append(b, '[')
+			for x, v := range o.List {
+				if x > 0 {
+					b = append(b, ',')
+				}
+				b = appendScalar(b, h.Values, v)
+			}
+			b = append(b, ']')
+		case o.Value == history.NoValue || (o.IsList && o.ListUnknown):
+			b = append(b, "null"...)
+		default:
+			b = appendScalar(b, h.Values, o.Value)
+		}
+		b = append(b, '}')
+	}
+	b = append(b, "]}"...)
+	e.b = b
+	e.n++
+	_, err := e.bw.Write(b)
+	return err
+}
+
+// Close ends the array (an empty array if no transaction was written) and
+// flushes.
+func (e *Encoder) Close() error {
+	if e.n == 0 {
+		e.bw.WriteString("[\n")
+	}
+	e.bw.WriteString("\n]\n")
+	return e.bw.Flush()
 }
 
 func appendTS(b []byte, ts history.Timestamp) []byte {
