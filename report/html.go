@@ -172,17 +172,18 @@ type stepView struct {
 }
 
 type anomalyView struct {
-	ID          string
-	N           int
-	Type        string
-	Allowed     bool
-	Checker     string
-	Model       string
-	Explanation string
-	Steps       []stepView
-	Txns        []string
-	Graph       *svgGraph
-	Timeline    *svgTimeline
+	ID           string
+	N            int
+	Type         string
+	Allowed      bool
+	Checker      string
+	Model        string
+	Explanation  string
+	Steps        []stepView
+	Txns         []string
+	Graph        *svgGraph
+	GraphCaption string
+	Timeline     *svgTimeline
 }
 
 func verdictView(v check.Verdict) (string, string) {
@@ -300,7 +301,11 @@ func buildAnomalyView(id string, h *history.History, r *check.Result, i int) *an
 		av.Txns = append(av.Txns, s)
 	}
 	av.Graph = layoutGraph(h, a)
-	av.Timeline = layoutTimeline(h, a)
+	av.GraphCaption = "Dependency graph (edge: relation key: versions); hover for evidence."
+	if len(a.Cycle) == 0 {
+		av.GraphCaption = "Transactions involved (ops on the key in blue). Not a cycle: the text explains."
+	}
+	av.Timeline = layoutTimelineFor(h, a, r.Checker)
 	return av
 }
 

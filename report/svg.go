@@ -291,6 +291,9 @@ func layoutGraph(h *history.History, a *check.Anomaly) *svgGraph {
 		label := strconv.Itoa(i+1) + ": " + s.Rel
 		if s.Key != "" {
 			label += " " + s.Key
+			if v := edgeValues(h, s); v != "" {
+				label += ": " + v
+			}
 		}
 		e.Label = truncRunes(label, maxLabelChar)
 		lw := float64(utf8.RuneCountInString(e.Label))*labelCharW + 8
@@ -371,6 +374,88 @@ func layoutGraph(h *history.History, a *check.Anomaly) *svgGraph {
 		g.Nodes = append(g.Nodes, sn)
 	}
 	return g
+}
+
+// edgeValues renders the versions behind a ww, wr or rw step on its key, read
+// off the two transactions' ops in the history (Adya's dependency
+// definitions): ww "a→b" — From installed version a (its last write of the
+// key) and To's write b (its first) came next; wr "a" — To read From's
+// version a (the value, or for a list the element From appended that ends
+// the list To read); rw "a→b" — From read version a (the value, or the last
+// element of the list, "[]" when empty) and To's write b (its first)
+// replaced it. It returns "" when the ops do not show the values (no such
+// ops, an unknown read, or a hand-built history without interners), so a
+// label never shows a value the history does not contain.
+func edgeValues(h *history.History, s check.Step) string {
+	if !validTxn(h, s.From) || !validTxn(h, s.To) || h.Keys == nil || h.Values == nil {
+		return ""
+	}
+	from, to := &h.Txns[s.From], &h.Txns[s.To]
+	onKey := func(o *history.Op) bool {
+		return o.Kind != history.PredRead && h.KeyName(o.Key) == s.Key
+	}
+	isWrite := func(o *history.Op) bool { return o.Kind == history.Write || o.Kind == history.Append }
+	writes := func(t *history.Txn) []int32 {
+		var ws []int32
+		for i := range t.Ops {
+			if o := &t.Ops[i]; onKey(o) && isWrite(o) && o.Value != history.NoValue {
+				ws = append(ws, o.Value)
+			}
+		}
+		return ws
+	}
+	// readVersion is the version a read returned: the register value, or
+	// the last element of the list ("[]" for the empty list).
+	readVersion := func(o *history.Op) (string, int32, bool) {
+		switch {
+		case o.IsList && o.ListUnknown:
+			return "", 0, false
+		case o.IsList && len(o.List) == 0:
+			return "[]", history.NoValue, true
+		case o.IsList:
+			v := o.List[len(o.List)-1]
+			return h.ValueName(v), v, true
+		}
+		return h.ValueName(o.Value), o.Value, true
+	}
+	fw, tw := writes(from), writes(to)
+	switch s.Rel {
+	case "ww":
+		if len(fw) > 0 && len(tw) > 0 {
+			return h.ValueName(fw[len(fw)-1]) + "→" + h.ValueName(tw[0])
+		}
+	case "wr":
+		for i := range to.Ops {
+			o := &to.Ops[i]
+			if !onKey(o) || o.Kind != history.Read {
+				continue
+			}
+			if txt, v, ok := readVersion(o); ok && v != history.NoValue {
+				for _, w := range fw {
+					if w == v {
+						return txt
+					}
+				}
+			}
+		}
+	case "rw":
+		if len(tw) == 0 {
+			return ""
+		}
+		for i := range from.Ops {
+			o := &from.Ops[i]
+			if onKey(o) && isWrite(o) {
+				break // a read after From's own write shows its own version
+			}
+			if onKey(o) && o.Kind == history.Read {
+				if txt, _, ok := readVersion(o); ok {
+					return txt + "→" + h.ValueName(tw[0])
+				}
+				return ""
+			}
+		}
+	}
+	return ""
 }
 
 // placeNodes puts nodes on a circle (clockwise from the top), two nodes side
@@ -533,12 +618,28 @@ const (
 	tlRowH      = 22.0
 )
 
+// dbTimeCheckers judge database start/commit timestamps (Chronos, Aion):
+// their anomalies are drawn against those timestamps, the evidence they
+// argue from, even when client intervals are recorded too.
+var dbTimeCheckers = map[string]bool{"chronos": true, "aion": true}
+
+// layoutTimelineFor is layoutTimeline for an anomaly reported by checker:
+// a timestamp checker's anomaly is drawn on database timestamps when any
+// involved transaction has them.
+func layoutTimelineFor(h *history.History, a *check.Anomaly, checker string) *svgTimeline {
+	return layoutTimelineMode(h, a, dbTimeCheckers[checker])
+}
+
 // layoutTimeline draws the anomaly's transactions against time: client
 // intervals (Txn.Invoke..Complete) when any involved transaction has them,
 // else database timestamps (StartTS..CommitTS). It returns nil when there is
 // no time information at all. Hybrid-logical-clock pairs are drawn by rank
 // (order only), plain integers to scale.
 func layoutTimeline(h *history.History, a *check.Anomaly) *svgTimeline {
+	return layoutTimelineMode(h, a, false)
+}
+
+func layoutTimelineMode(h *history.History, a *check.Anomaly, preferDB bool) *svgTimeline {
 	if h == nil {
 		return nil
 	}
@@ -555,7 +656,7 @@ func layoutTimeline(h *history.History, a *check.Anomaly) *svgTimeline {
 	}
 	mode := ""
 	for _, t := range txns {
-		if h.Txns[t].HasTime {
+		if h.Txns[t].HasTime && !preferDB {
 			mode = "client"
 			break
 		}
@@ -564,6 +665,14 @@ func layoutTimeline(h *history.History, a *check.Anomaly) *svgTimeline {
 		for _, t := range txns {
 			if h.Txns[t].StartTS.Set || h.Txns[t].CommitTS.Set {
 				mode = "db"
+				break
+			}
+		}
+	}
+	if mode == "" && preferDB {
+		for _, t := range txns {
+			if h.Txns[t].HasTime {
+				mode = "client"
 				break
 			}
 		}

@@ -118,7 +118,7 @@ svg.timeline line.grid { stroke: #eceff1; }
 {{end}}{{range .Nodes}}<g class="node {{.Class}}"><title>{{.Title}}</title><rect x="{{.X}}" y="{{.Y}}" width="{{.W}}" height="{{.H}}" rx="5"/>{{range .Lines}}<text class="{{.Class}}" x="{{.X}}" y="{{.Y}}">{{.Text}}</text>{{end}}</g>
 {{end}}{{range .Edges}}<g class="label {{.Class}}"><title>{{.Why}}</title><rect x="{{.LabelX}}" y="{{.LabelY}}" width="{{.LabelW}}" height="{{.LabelH}}" rx="3"/><text x="{{.TextX}}" y="{{.TextY}}">{{.Label}}</text></g>
 {{end}}</svg>{{end}}
-<figcaption>Dependency graph: hover an edge or box for its evidence.</figcaption>
+<figcaption>{{.GraphCaption}}</figcaption>
 </figure>
 <div class="explain">
 {{if .Explanation}}<pre>{{.Explanation}}</pre>{{end}}
