@@ -24,7 +24,9 @@
 //
 // Extensions written by Encode and accepted here: "status"
 // ("committed"|"aborted"|"unknown", default committed), so encoding a
-// history loses nothing. Other unknown fields are skipped and counted in
+// history loses nothing; in the list model a null read inside an "unknown"
+// transaction is a read whose result was never seen (ListUnknown), as
+// Encode writes it, not a read of the empty list. Other unknown fields are skipped and counted in
 // History.Ignored.
 package timekiller
 
@@ -158,7 +160,12 @@ func Decode(r io.Reader, opts history.DecodeOptions) (*history.History, error) {
 			for j := range h.Txns[i].Ops {
 				o := &h.Txns[i].Ops[j]
 				if o.Kind == history.Read && !o.IsList && o.Value == history.NoValue {
-					o.IsList = true // null read of a list = initial (empty) list
+					// null read of a list = initial (empty) list, except in a
+					// transaction of unknown outcome (the "status" extension),
+					// where Encode writes the reads the client never saw as
+					// null (Jepsen :info): those stay unknown.
+					o.IsList = true
+					o.ListUnknown = h.Txns[i].Status == history.Unknown
 				}
 			}
 		}
