@@ -308,6 +308,7 @@ func (p *fast) line(b []byte, d *decoder, t *history.Txn) bool {
 	}
 	var (
 		haveOps, haveStatus, haveSeq, haveInv, haveCom bool
+		haveSession                                    bool
 		seq                                            int64
 		statusTxt                                      []byte
 	)
@@ -331,6 +332,13 @@ func (p *fast) line(b []byte, d *decoder, t *history.Txn) bool {
 				return false
 			}
 		case "session":
+			// A repeated field goes to the reference decoder: interning
+			// the first value would assign an id the parallel merge
+			// never sees.
+			if haveSession {
+				return false
+			}
+			haveSession = true
 			if p.peek() == 'n' {
 				if !p.lit("null") {
 					return false
@@ -439,7 +447,7 @@ func (p *fast) op(d *decoder) bool {
 		return false
 	}
 	o := history.Op{Value: history.NoValue}
-	var haveF, haveK, haveInv, haveCom bool
+	var haveF, haveK, haveV, haveInv, haveCom bool
 	var vKind byte // 0 absent/null, 's' scalar, 'l' list
 	if p.eat('}') {
 		return false
@@ -461,11 +469,18 @@ func (p *fast) op(d *decoder) bool {
 			}
 			o.Kind, haveF = k, true
 		case "k":
+			if haveK { // repeated field: see "session" in line
+				return false
+			}
 			if o.Key, ok = p.scalar(d.h.Keys); !ok {
 				return false
 			}
 			haveK = true
 		case "v":
+			if haveV {
+				return false
+			}
+			haveV = true
 			switch p.peek() {
 			case 'n':
 				if !p.lit("null") {

@@ -34,9 +34,10 @@ type chunk struct {
 	// per line: index into txns, or -1 (merge decodes it), or -2 (blank)
 	slot    []int32
 	haveSeq []bool
-	h       *history.History // local interners
-	anyOT   bool
-	done    chan struct{}
+	// local scalar tables (keys, values, sessions), indexed by local id
+	keys, values, sessions []history.Scalar
+	anyOT                  bool
+	done                   chan struct{}
 }
 
 type worker struct {
@@ -66,14 +67,17 @@ func (w *worker) parse(c *chunk) {
 		c.slot[i] = -1
 	}
 	c.anyOT = w.d.anyOT
-	// snapshot the local tables for the merge (the interners are reused)
-	c.h = &history.History{Keys: snapshot(w.d.h.Keys), Values: snapshot(w.d.h.Values), Sessions: snapshot(w.d.h.Sessions)}
+	// snapshot the local tables for the merge (the interners are reused).
+	// A plain table suffices: the merge only maps local ids to scalars.
+	c.keys = snapshot(w.d.h.Keys)
+	c.values = snapshot(w.d.h.Values)
+	c.sessions = snapshot(w.d.h.Sessions)
 }
 
-func snapshot(in *history.Interner) *history.Interner {
-	out := history.NewInterner()
-	for i := 0; i < in.Len(); i++ {
-		out.Append(in.Get(int32(i)))
+func snapshot(in *history.Interner) []history.Scalar {
+	out := make([]history.Scalar, in.Len())
+	for i := range out {
+		out[i] = in.Get(int32(i))
 	}
 	return out
 }
@@ -160,9 +164,9 @@ func decodeParallel(r io.Reader, opts history.DecodeOptions) (*history.History, 
 				h.Txns = append(make([]history.Txn, 0, want), h.Txns...)
 			}
 		}
-		kmap.reset(c.h.Keys, h.Keys)
-		vmap.reset(c.h.Values, h.Values)
-		smap.reset(c.h.Sessions, h.Sessions)
+		kmap.reset(c.keys, h.Keys)
+		vmap.reset(c.values, h.Values)
+		smap.reset(c.sessions, h.Sessions)
 		d.anyOT = d.anyOT || c.anyOT
 		for i, l := range c.lines {
 			switch s := c.slot[i]; {
@@ -199,14 +203,14 @@ func decodeParallel(r io.Reader, opts history.DecodeOptions) (*history.History, 
 // between them.
 type lazyMap struct {
 	m      []int32
-	local  *history.Interner
+	local  []history.Scalar
 	global *history.Interner
 }
 
-func (l *lazyMap) reset(local, global *history.Interner) {
+func (l *lazyMap) reset(local []history.Scalar, global *history.Interner) {
 	l.local, l.global = local, global
 	l.m = l.m[:0]
-	for i := 0; i < local.Len(); i++ {
+	for range local {
 		l.m = append(l.m, -1)
 	}
 }
@@ -214,7 +218,7 @@ func (l *lazyMap) reset(local, global *history.Interner) {
 func (l *lazyMap) get(id int32) int32 {
 	g := l.m[id]
 	if g < 0 {
-		g = l.global.Scalar(l.local.Get(id))
+		g = l.global.Scalar(l.local[id])
 		l.m[id] = g
 	}
 	return g
