@@ -280,9 +280,11 @@ func checkAndReportFlags(cmd *cobra.Command, name string, h *history.History, f 
 		return ExitUsage, err
 	}
 	if f.out != "" && in != nil {
-		if _, err := report.WriteHTML(f.out, []*report.Input{in}); err != nil {
+		p, err := report.WriteHTML(f.out, []*report.Input{in})
+		if err != nil {
 			return ExitUsage, err
 		}
+		fmt.Fprintf(cmd.OutOrStdout(), "report: %s\n", p)
 	}
 	return code, nil
 }

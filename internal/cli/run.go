@@ -191,14 +191,16 @@ func runRun(cmd *cobra.Command, f *runFlags) (int, error) {
 	if mdl == "" {
 		mdl = defaultModel(h.Header.DB, h.Header.Level)
 	}
-	if h.Header.Workload == "list-append" {
-		return checkAndReport(cmd, res.Path, h, mdl)
+	// The report (report.html, report.json) goes next to the history.
+	cf := &checkFlags{model: mdl, checker: "auto", out: filepath.Dir(res.Path), quiet: f.quiet}
+	if h.Header.Workload != "list-append" {
+		// Register workloads: a transaction that reads a key and later writes
+		// it installs its version after the one it read, whatever the level
+		// (Elle's wfr-keys assumption), which orders the versions that
+		// read-modify-write workloads create.
+		cf.params = []string{"wfr-keys=true"}
 	}
-	// Register workloads: a transaction that reads a key and later writes
-	// it installs its version after the one it read, whatever the level
-	// (Elle's wfr-keys assumption), which orders the versions that
-	// read-modify-write workloads create.
-	return checkAndReportFlags(cmd, res.Path, h, &checkFlags{model: mdl, checker: "auto", params: []string{"wfr-keys=true"}})
+	return checkAndReportFlags(cmd, res.Path, h, cf)
 }
 
 // nopDialect lets the command validate --workload before opening a

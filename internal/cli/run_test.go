@@ -27,6 +27,16 @@ func TestRunDefaultIsValid(t *testing.T) {
 	if n := strings.Count(string(b), "\n"); n != 301 {
 		t.Fatalf("history.jsonl has %d lines, want header + 300", n)
 	}
+	// The report is written next to the history (issue 7: `txray run --out
+	// DIR` writes report.html too).
+	for _, f := range []string{"report.html", "report.json"} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
+			t.Errorf("%s not written by txray run --out: %v", f, err)
+		}
+	}
+	if !strings.Contains(out.String(), "report: "+filepath.Join(dir, "report.html")) {
+		t.Errorf("run does not name the report:\n%s", out.String())
+	}
 }
 
 func TestRunUsageErrors(t *testing.T) {
