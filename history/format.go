@@ -63,6 +63,27 @@ type DecodeOptions struct {
 	// SizeHint is the input's size in bytes when known (DecodeFile sets it),
 	// so decoders can presize their tables.
 	SizeHint int64
+	// Progress, when set, is called by DecodeFile with the number of input
+	// bytes the decoder has read so far (out of SizeHint when known), at
+	// most once per read from the file. It may be called from any goroutine
+	// the decoder reads on, one call at a time. Decoders ignore it.
+	Progress func(read int64)
+}
+
+// progressReader reports the bytes read through it to DecodeOptions.Progress.
+type progressReader struct {
+	r  io.Reader
+	n  int64
+	fn func(int64)
+}
+
+func (p *progressReader) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	if n > 0 {
+		p.n += int64(n)
+		p.fn(p.n)
+	}
+	return n, err
 }
 
 // Format is a registered history codec.
@@ -169,6 +190,9 @@ func DecodeFile(path, format string, opts DecodeOptions) (*History, error) {
 			opts.SizeHint = st.Size()
 		}
 		r = f
+	}
+	if opts.Progress != nil {
+		r = &progressReader{r: r, fn: opts.Progress}
 	}
 	br := bufio.NewReaderSize(r, 1<<20)
 	if format == "" || format == "auto" {

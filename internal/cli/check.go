@@ -100,7 +100,7 @@ func runCheck(cmd *cobra.Command, files []string, f *checkFlags) (int, error) {
 	codes := []int{}
 	for _, file := range files {
 		start := time.Now()
-		h, err := history.DecodeFile(file, f.format, history.DecodeOptions{})
+		h, err := history.DecodeFile(file, f.format, decodeOptions(file, f.quiet || f.json))
 		if err != nil {
 			fmt.Fprintln(cmd.ErrOrStderr(), "txray:", err)
 			codes = append(codes, ExitUsage)
@@ -298,4 +298,18 @@ func tuneGC() {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(200)
 	}
+}
+
+// decodeOptions draws a "decode" progress bar over the input's bytes (on a
+// terminal, unless quiet; an unknown size, e.g. stdin, shows a counter).
+func decodeOptions(file string, quiet bool) history.DecodeOptions {
+	pf := progress.Func(quiet)
+	if pf == nil {
+		return history.DecodeOptions{}
+	}
+	total := int64(-1)
+	if st, err := os.Stat(file); err == nil && st.Mode().IsRegular() {
+		total = st.Size()
+	}
+	return history.DecodeOptions{Progress: func(n int64) { pf("decode (bytes)", n, total) }}
 }
