@@ -252,7 +252,11 @@ func layoutGraph(h *history.History, a *check.Anomaly) *svgGraph {
 		idx[t] = i
 		nodes[i] = newNode(h, a, t)
 	}
-	placeNodes(nodes)
+	if len(a.Cycle) == 0 {
+		placeRow(nodes)
+	} else {
+		placeNodes(nodes)
+	}
 
 	var occupied []rect
 	for _, n := range nodes {
@@ -484,6 +488,22 @@ func placeNodes(nodes []*nodeBox) {
 		th := -math.Pi/2 + 2*math.Pi*float64(i)/float64(n)
 		// Stretch horizontally: boxes are wider than tall.
 		b.c = pt{r * 1.25 * math.Cos(th), r * math.Sin(th)}
+	}
+}
+
+// placeRow lines up the transactions of an anomaly without edges (no
+// cycle to go around) left to right, top-aligned, wrapping into rows of at
+// most rowWidth.
+func placeRow(nodes []*nodeBox) {
+	const gap, rowWidth = 24.0, 640.0
+	x, y, rowH := 0.0, 0.0, 0.0
+	for _, b := range nodes {
+		if x > 0 && x+b.w > rowWidth {
+			x, y, rowH = 0, y+rowH+gap, 0
+		}
+		b.c = pt{x + b.w/2, y + b.h/2}
+		x += b.w + gap
+		rowH = math.Max(rowH, b.h)
 	}
 }
 
