@@ -41,7 +41,8 @@ type laIndex struct {
 	// transaction's last append to that key (for G1b).
 	interm bitset
 	// luRead marks a committed transaction's first read of a key when the
-	// transaction appends to that key after it (Elle's lost-update).
+	// transaction's first append to that key comes after it (Elle's
+	// lost-update).
 	luRead bitset
 	// reads: known list reads by committed and unknown-outcome
 	// transactions, grouped by key (CSR). apps: appends by every
@@ -188,9 +189,13 @@ func buildLA(h *history.History) (*laIndex, error) {
 			case history.Append:
 				appCnt[o.Key]++
 				x.nAppendOps++
-				if t.Status == history.Committed && readStamp[o.Key] == stamp && luDone[o.Key] != stamp {
+				// Only a transaction's first append to k counts, and only
+				// if it read k before (Elle's lost-update-cases).
+				if luDone[o.Key] != stamp {
 					luDone[o.Key] = stamp
-					x.luRead.set(base + readAt[o.Key])
+					if t.Status == history.Committed && readStamp[o.Key] == stamp {
+						x.luRead.set(base + readAt[o.Key])
+					}
 				}
 			case history.Read:
 				x.nReadOps++

@@ -182,10 +182,12 @@ func buildRW(h *history.History, col *collector) (*rwIndex, error) {
 			}
 			if o.Kind == history.Write {
 				tc := &x.touches[tIdx[k]]
-				tc.wOp = int32(j)
-				if committed && rStamp[k] == stamp && tc.luOp < 0 {
+				// Only the txn's first write of k counts, and only after a
+				// read of k (Elle's lost-update-cases).
+				if committed && rStamp[k] == stamp && tc.wOp < 0 {
 					tc.luOp = rFirst[k]
 				}
+				tc.wOp = int32(j)
 			}
 		}
 	}
