@@ -412,6 +412,7 @@ type laKeys struct {
 	// order; 1 + index into the key's appends; a stamp.
 	pos, wrIdx, mark []int32
 	markN            int32
+	garbage          []int32 // garbageSeen stamps (key+1), allocated on first use
 	bucketStart      []int32
 	bucketFill       []int32
 	bucketRd         []opRef
@@ -444,6 +445,19 @@ func (p *laKeys) add(from, to int32, rel graph.Rel, why graph.Why) {
 		p.edges[2]++
 	}
 	p.sink.Add(from, to, rel, why)
+}
+
+// garbageSeen reports whether v is reported as garbage on key k for the
+// first time (a per-key stamp per value: linear in the read sizes).
+func (p *laKeys) garbageSeen(v, k int32) bool {
+	if p.garbage == nil {
+		p.garbage = make([]int32, p.x.nv)
+	}
+	if p.garbage[v] == k+1 {
+		return false
+	}
+	p.garbage[v] = k + 1
+	return true
 }
 
 func (p *laKeys) hasDup(l []int32) bool {
@@ -569,7 +583,6 @@ func (p *laKeys) key(k int32) {
 	clear(p.bucketStart)
 	p.bucketOf = slices.Grow(p.bucketOf[:0], len(reads))[:len(reads)]
 	incompatible, firstIncompat := 0, -1
-	var garbage []int32
 	for i := range reads {
 		r := &reads[i]
 		l := r.list
@@ -587,8 +600,7 @@ func (p *laKeys) key(k int32) {
 			}
 			dup = p.hasDup(l)
 			for at, v := range l {
-				if p.pos[v] == 0 && p.wrIdx[v] == 0 && !slices.Contains(garbage, v) {
-					garbage = append(garbage, v)
+				if p.pos[v] == 0 && p.wrIdx[v] == 0 && p.garbageSeen(v, k) {
 					rr, at, vv := r.ref(), at, v
 					p.col.add(model.GarbageVersions, func() check.Anomaly { return p.garbageAnomaly(k, rr, at, vv) })
 				}
