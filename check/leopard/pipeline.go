@@ -47,8 +47,11 @@ type pend struct {
 // second level of the pipeline), the dispatch frontier, and the
 // mechanism-mirrored verification state.
 type engine struct {
-	m       mechs
-	keys    []*keyState
+	m mechs
+	// keys holds the per-key state inline (one cache miss less per
+	// access than pointers); a *keyState is valid until the next call of
+	// key, which may grow the slice.
+	keys    []keyState
 	clients []*client
 	heap    []int32 // client ids ordered by head before-timestamp
 	pending []pend  // min-heap by sa
@@ -88,14 +91,10 @@ func (e *engine) key(k int32) *keyState {
 	if k < 0 {
 		return nil
 	}
-	for int(k) >= len(e.keys) {
-		e.keys = append(e.keys, nil)
+	if int(k) >= len(e.keys) {
+		e.keys = append(e.keys, make([]keyState, max(int(k)+1-len(e.keys), len(e.keys)))...)
 	}
-	ks := e.keys[k]
-	if ks == nil {
-		ks = &keyState{}
-		e.keys[k] = ks
-	}
+	ks := &e.keys[k]
 	if !ks.dirty {
 		ks.dirty = true
 		e.dirtyKeys = append(e.dirtyKeys, k)

@@ -514,7 +514,7 @@ func (e *engine) findCycle(t *txn) {
 func (e *engine) gc(w int64) {
 	keep := e.dirtyKeys[:0]
 	for _, k := range e.dirtyKeys {
-		ks := e.keys[k]
+		ks := &e.keys[k]
 		e.prune(ks, w)
 		if len(ks.writers) > 1 || len(ks.reads) > 0 {
 			keep = append(keep, k)
