@@ -67,6 +67,11 @@ type pop struct {
 	locking bool         // locking read
 	ks      *keyState
 	val     int64 // written value
+	// predN > 0 starts a predicate read made of this read and the next
+	// predN-1 ones (predCont set): executed in one step, recorded as one
+	// history.PredRead (Config.PredicateReads).
+	predN    int
+	predCont bool
 }
 
 // opres is a micro-op's outcome.
@@ -238,7 +243,7 @@ func newEngine(cfg Config, sink Sink, quiet bool) *engine {
 		h.Header.Extra["fault."+f.Name+".prob"] = strconv.FormatFloat(f.Prob, 'g', -1, 64)
 	}
 	h.Evidence = history.Evidence{Sessions: true, ClientTime: true, OpTime: true, Timestamps: true,
-		VersionOrder: true, CommitOrder: true}
+		VersionOrder: true, CommitOrder: true, PredicateRead: cfg.PredicateReads > 0}
 	e.seqs = make([]int32, cfg.Clients)
 	e.ready = make([]int64, cfg.Clients)
 	e.sess = make([]int32, cfg.Clients)
@@ -346,20 +351,27 @@ func (e *engine) step(t *txn) {
 		e.commit(t)
 		return
 	}
-	o := &t.ops[t.pc]
-	var ok bool
-	if o.kind == history.Read {
-		ok = e.read(t, o, &t.res[t.pc])
-	} else {
-		ok = e.write(t, o)
+	for {
+		o := &t.ops[t.pc]
+		var ok bool
+		if o.kind == history.Read {
+			ok = e.read(t, o, &t.res[t.pc])
+		} else {
+			ok = e.write(t, o)
+		}
+		if t.st != active || !ok {
+			return
+		}
+		r := &t.res[t.pc]
+		r.done, r.inv, r.end = true, t.opInv, e.now+e.lat()
+		t.pc++
+		t.opInv, t.rolled, t.bypass = 0, false, false
+		// The rows of one predicate read are read in the same step.
+		if t.pc == len(t.ops) || !t.ops[t.pc].predCont {
+			return
+		}
+		t.opInv = e.now
 	}
-	if t.st != active || !ok {
-		return
-	}
-	r := &t.res[t.pc]
-	r.done, r.inv, r.end = true, t.opInv, e.now+e.lat()
-	t.pc++
-	t.opInv, t.rolled, t.bypass = 0, false, false
 }
 
 // begin takes the global lock (serial levels) and the start timestamp.
@@ -1112,9 +1124,16 @@ func (e *engine) emit(t *txn) {
 	if rec == history.Committed {
 		ht.CommitTS = history.Timestamp{P: t.recCTS, Set: true}
 	}
-	for i := range t.ops {
+	for i := 0; i < len(t.ops); i++ {
 		o := &t.ops[i]
 		r := &t.res[i]
+		if o.predN > 0 {
+			if op, ok := e.predRead(h, t, i, rec); ok {
+				ops = append(ops, op)
+			}
+			i += o.predN - 1
+			continue
+		}
 		op := history.Op{Kind: o.kind, Key: h.Keys.Int(o.ks.key), Value: history.NoValue}
 		if r.done {
 			op.HasTime, op.Invoke, op.Complete = true, r.inv, r.end
@@ -1158,6 +1177,35 @@ func (e *engine) emit(t *txn) {
 	if err := e.sink.WriteTxn(h, ht); err != nil {
 		e.err = err
 	}
+}
+
+// predRead renders the predicate read starting at t.ops[i]: one PredRead
+// op whose Where names its keys and whose Result has a row for each key
+// read at a visible (non-initial) version. It is left out (false) when the
+// outcome is recorded unknown or the statement did not complete.
+func (e *engine) predRead(h *history.History, t *txn, i int, rec history.Status) (history.Op, bool) {
+	n := t.ops[i].predN
+	if rec == history.Unknown || !t.res[i+n-1].done {
+		return history.Op{}, false
+	}
+	p := &history.Predicate{Table: "kv", Result: make([]history.Row, 0, n)}
+	where := make([]byte, 0, 16+8*n)
+	where = append(where, "k IN ("...)
+	op := history.Op{Kind: history.PredRead, Key: history.NoValue, Value: history.NoValue, Pred: p,
+		HasTime: true, Invoke: t.res[i].inv}
+	for j := i; j < i+n; j++ {
+		if j > i {
+			where = append(where, ", "...)
+		}
+		where = strconv.AppendInt(where, t.ops[j].ks.key, 10)
+		r := &t.res[j]
+		op.Complete = max(op.Complete, r.end)
+		if r.val != 0 {
+			p.Result = append(p.Result, history.Row{Key: h.Keys.Int(t.ops[j].ks.key), Value: h.Values.Int(r.val)})
+		}
+	}
+	p.Where = string(append(where, ')'))
+	return op, true
 }
 
 // versionOrder renders ks's committed version order (value ids).

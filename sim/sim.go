@@ -49,8 +49,10 @@
 // invoke/complete per transaction and per micro-op on a simulated nanosecond
 // clock, database start/commit timestamps (StartTS is the begin timestamp,
 // which is the read snapshot at snapshot levels; CommitTS the commit
-// timestamp; both from one unique logical counter), and the version order of
-// every key (History.VersionOrder, or version_order records when streaming).
+// timestamp; both from one unique logical counter), the version order of
+// every key (History.VersionOrder, or version_order records when streaming),
+// and, with Config.PredicateReads, predicate reads with the version set each
+// returned (history.PredRead rows).
 package sim
 
 import (
@@ -315,6 +317,19 @@ type Config struct {
 	// version at the locking levels, a first-updater check at SI/SSI.
 	// Plain reads at snapshot-isolation-fcw and the serial levels.
 	LockingReads float64
+	// PredicateReads (rw-register only) is the probability that a read is a
+	// predicate read instead: one statement SELECT k, v ... WHERE k IN
+	// (k1, ..., kn) over 2–4 distinct keys (fewer if Keys is smaller),
+	// recorded as a history.PredRead whose Result is the version set it
+	// returned — a row (key, value) for each key that had a visible
+	// version, none for a key still in its initial state. Each key is read
+	// as a plain read at the level (locks, snapshot, faults); all of them
+	// in one scheduler step, so no other transaction acts between the rows
+	// of one statement (at read-committed they come from one statement
+	// snapshot). A predicate read of a transaction recorded unknown, or one
+	// that did not complete, is left out (its result is not known), as the
+	// recorder does. Default 0; EDN and chronos output cannot carry them.
+	PredicateReads float64
 	// AbortRate is the probability that a client rolls a transaction back
 	// itself at the end (these aborts happen at every level).
 	AbortRate float64
@@ -391,10 +406,13 @@ func (c Config) normalize() (Config, error) {
 	for _, p := range []struct {
 		n string
 		v float64
-	}{{"read ratio", c.ReadRatio}, {"locking-read ratio", c.LockingReads}, {"abort rate", c.AbortRate}, {"info rate", c.InfoRate}} {
+	}{{"read ratio", c.ReadRatio}, {"locking-read ratio", c.LockingReads}, {"abort rate", c.AbortRate}, {"info rate", c.InfoRate}, {"predicate-read ratio", c.PredicateReads}} {
 		if !(p.v >= 0 && p.v <= 1) {
 			return c, fmt.Errorf("%s %v is not in [0,1]", p.n, p.v)
 		}
+	}
+	if c.PredicateReads > 0 && c.Workload != RWRegister {
+		return c, fmt.Errorf("predicate reads need the %s workload (rows are key/value pairs)", RWRegister)
 	}
 	for _, f := range c.Faults {
 		if faultIdx(f.Name) < 0 {

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math/rand/v2"
+	"slices"
 
 	"github.com/txray/txray/history"
 )
@@ -66,9 +67,8 @@ func (w *workload) plan(t *txn) {
 	if c.MaxOps > c.MinOps {
 		n += w.r.IntN(c.MaxOps - c.MinOps + 1)
 	}
-	t.ops = make([]pop, n)
-	t.res = make([]opres, n)
-	for i := range t.ops {
+	t.ops = make([]pop, n, n+4)
+	for i := 0; i < len(t.ops); i++ {
 		s := w.slot()
 		ks := w.keyState(w.slots[s])
 		ks.refs++
@@ -76,6 +76,10 @@ func (w *workload) plan(t *txn) {
 		o.ks = ks
 		if w.r.Float64() < c.ReadRatio {
 			o.kind = history.Read
+			if c.PredicateReads > 0 && w.r.Float64() < c.PredicateReads {
+				i += w.predicate(t, i, s) // skip the rows inserted
+				continue
+			}
 			o.locking = c.LockingReads > 0 && w.r.Float64() < c.LockingReads
 			continue
 		}
@@ -96,5 +100,28 @@ func (w *workload) plan(t *txn) {
 			w.writes[s] = 0
 		}
 	}
+	t.res = make([]opres, len(t.ops))
 	t.willAbort = c.AbortRate > 0 && w.r.Float64() < c.AbortRate
+}
+
+// predicate turns the read t.ops[i] (of slot s) into the first row of a
+// predicate read over 2–4 distinct keys (at most Keys), inserting the
+// other rows' reads right after it; it returns how many it inserted.
+func (w *workload) predicate(t *txn, i, s int) int {
+	n := min(2+w.r.IntN(3), w.cfg.Keys)
+	slots := []int{s}
+	for tries := 0; len(slots) < n && tries < 8*n; tries++ {
+		if x := w.slot(); !slices.Contains(slots, x) {
+			slots = append(slots, x)
+		}
+	}
+	t.ops[i].predN = len(slots)
+	rows := make([]pop, 0, len(slots)-1)
+	for _, x := range slots[1:] {
+		ks := w.keyState(w.slots[x])
+		ks.refs++
+		rows = append(rows, pop{kind: history.Read, ks: ks, predCont: true})
+	}
+	t.ops = slices.Insert(t.ops, i+1, rows...)
+	return len(rows)
 }

@@ -50,7 +50,9 @@ optionally with injected faults. The same seed gives the same bytes.
 
 Every evidence layer is recorded: sessions (one per client), client
 invoke/complete per transaction and per micro-op (simulated nanoseconds),
-start/commit timestamps, and the version order of every key. The header's
+start/commit timestamps, the version order of every key, and with
+--predicate-reads (rw-register, jsonl) predicate reads with the version set
+each returned. The header's
 "extra" map records the simulator settings and, for each --fault, how many
 times it fired ("fault.NAME"); a fault that fired 0 times did not manifest.
 
@@ -75,6 +77,7 @@ allows the anomaly, or lacks the mechanism the fault breaks, its count stays 0
 	fl.StringVar(&f.ops, "ops", "1-4", "micro-ops per transaction: N or MIN-MAX")
 	fl.Float64Var(&f.cfg.ReadRatio, "read-ratio", d.ReadRatio, "probability that a micro-op is a read")
 	fl.Float64Var(&f.cfg.LockingReads, "locking-reads", 0, "probability that a read is a locking read (SELECT ... FOR UPDATE)")
+	fl.Float64Var(&f.cfg.PredicateReads, "predicate-reads", 0, "probability that a read is a predicate read over 2-4 keys, recorded with the version set it returned (rw-register, jsonl only)")
 	fl.Float64Var(&f.abortRt, "abort-rate", 0.02, "probability that a client rolls a transaction back")
 	fl.Float64Var(&f.cfg.InfoRate, "info-rate", 0, "probability that an outcome is recorded as unknown")
 	fl.StringVarP(&f.cfg.Level, "level", "l", d.Level, "isolation level: "+strings.Join(sim.LevelNames(), "|"))
@@ -133,6 +136,9 @@ func runGen(cmd *cobra.Command, f *genFlags) error {
 	case "jsonl", "edn", "chronos":
 	default:
 		return UsageErrorf("--format %q: want jsonl, edn or chronos", f.format)
+	}
+	if cfg.PredicateReads > 0 && f.format != "jsonl" {
+		return UsageErrorf("--predicate-reads: the %s format cannot carry predicate reads (use jsonl)", f.format)
 	}
 	// Validate before creating the output file.
 	probe := cfg
