@@ -326,7 +326,8 @@ type Config struct {
 	// as a plain read at the level (locks, snapshot, faults); all of them
 	// in one scheduler step, so no other transaction acts between the rows
 	// of one statement (at read-committed they come from one statement
-	// snapshot). A predicate read of a transaction recorded unknown, or one
+	// snapshot) — unless a row waits for a lock (the shared-lock levels,
+	// where the rows already read stay locked, so their versions stand). A predicate read of a transaction recorded unknown, or one
 	// that did not complete, is left out (its result is not known), as the
 	// recorder does. Default 0; EDN and chronos output cannot carry them.
 	PredicateReads float64
