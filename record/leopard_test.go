@@ -31,11 +31,13 @@ func leopardNoFalsePositives(t *testing.T, url string, maria bool) {
 		if maria {
 			prof = l.maria
 		}
-		wls := []string{"blindw-rw+", "list-append"}
+		// predicate: range reads whose rows leopard identifies from the
+		// predicate's region (check/leopard/region.go).
+		wls := []string{"blindw-rw+", "predicate", "list-append"}
 		if !maria {
 			// PostgreSQL runs are slower to record (logical decoding
-			// evidence); one workload per level keeps the test short.
-			wls = wls[:1]
+			// evidence); fewer workloads per level keep the test short.
+			wls = wls[:2]
 		}
 		for _, wl := range wls {
 			t.Run(l.level+"/"+wl, func(t *testing.T) {
@@ -46,6 +48,11 @@ func leopardNoFalsePositives(t *testing.T, url string, maria bool) {
 				t.Logf("uncertain ratio %v, reads checked %v of %v", r.Stats["uncertain_ratio"], r.Stats["reads_checked"], r.Stats["reads"])
 				if n, _ := r.Stats["reads_checked"].(int64); n == 0 {
 					t.Fatalf("no read was verified: %v", r.Stats)
+				}
+				if wl == "predicate" {
+					if n, _ := r.Stats["pred_region_absent_rows"].(int64); n == 0 || r.Stats["pred_regions_undecided"].(int64) != 0 {
+						t.Fatalf("predicate regions not identified: %v", r.Stats)
+					}
 				}
 			})
 		}

@@ -64,6 +64,12 @@
 //     version (same value, or same list), since one snapshot point shows
 //     one version of each key. Reads of engines without CR (locking reads)
 //     are checked with statement snapshots and reported as ME.
+//     A predicate read is a read of each row it returned and, where its
+//     equality/range conditions on the key column identify its records
+//     (predicate region, Leopard's appendix; region.go), a read of "no
+//     row" of each known key of the region it did not return; a region
+//     that cannot be decided is treated conservatively (returned rows
+//     only).
 //   - Mutual exclusion (ME): write locks are held from the first write of a
 //     key to commit/abort; two holds on one key whose intervals force an
 //     overlap (each release began no earlier than the other's write ended)
@@ -389,6 +395,11 @@ func (e *engine) result(cfg Config) *check.Result {
 		"gc_txns":                e.stats.gcTxns,
 		"gc_reads":               e.stats.gcReads,
 		"peak_live_txns":         e.stats.peakLive,
+	}
+	if e.stats.regions+e.stats.regionsUndecided > 0 {
+		r.Stats["pred_regions"] = e.stats.regions
+		r.Stats["pred_regions_undecided"] = e.stats.regionsUndecided
+		r.Stats["pred_region_absent_rows"] = e.stats.regionRows
 	}
 	if e.stats.cycleBudget > 0 {
 		r.Stats["cycle_search_budget_exhausted"] = e.stats.cycleBudget

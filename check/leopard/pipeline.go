@@ -78,6 +78,10 @@ type stats struct {
 	deps, uncertain, readUncertain                  int64
 	gcVersions, gcTxns, gcReads, peakLive, liveTxns int64
 	cycleBudget                                     int64
+	// regions counts predicate reads whose region was identified,
+	// regionsUndecided those left to their returned rows, regionRows the
+	// unreturned rows of identified regions checked as absent.
+	regions, regionsUndecided, regionRows int64
 	// lateFloating counts floating transactions added after some read was
 	// verified (online only): their versions were missing for it.
 	lateFloating int64

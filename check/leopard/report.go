@@ -208,7 +208,11 @@ func (r *reporter) cr(e *engine, ks *keyState, t *txn, i, key, val int32, sb, sa
 	}
 	var b strings.Builder
 	b.WriteString(r.opAt(t, i))
-	b.WriteString(" returned " + r.key(key) + " = " + r.val(val) + ". ")
+	if o := &t.ref.Ops[i]; o.Kind == history.PredRead && o.Pred != nil && val == history.NoValue && !predReturned(o.Pred, key) {
+		b.WriteString(" did not return the row of " + r.key(key) + ", which its predicate's region covers (record identified from the predicate), so it read no row of " + r.key(key) + ". ")
+	} else {
+		b.WriteString(" returned " + r.key(key) + " = " + r.val(val) + ". ")
+	}
 	if !e.m.cr {
 		b.WriteString("Without consistent read the read is a locking read: it returns the latest committed version at a point during the read, " + iv(sb, sa) + ". ")
 	} else if e.m.curRead {
@@ -467,4 +471,14 @@ func (r *reporter) cycle(e *engine, t *txn, path []edge) {
 	expl := "Dependency cycle among committed transactions, every edge certain from the intervals: " + strings.Join(whys, "; ") +
 		". The cycle returns to " + r.name(t) + ", so no serial order exists; a serialization certifier must have aborted one of them."
 	r.add(check.Anomaly{Type: typ, Txns: idx(ts...), Cycle: steps, Explanation: expl, Ops: r.ops(ts...)})
+}
+
+// predReturned reports whether a predicate read returned a row of key.
+func predReturned(p *history.Predicate, key int32) bool {
+	for _, row := range p.Result {
+		if row.Key == key {
+			return true
+		}
+	}
+	return false
 }

@@ -44,8 +44,7 @@ func (e *engine) op(t *txn, i int32) {
 		e.read(t, i, o.Key, v)
 	case history.PredRead:
 		// Record-level reads: each returned row is a read of its key
-		// under the statement's snapshot (rows the predicate missed are
-		// not checked here).
+		// under the statement's snapshot.
 		e.stats.reads++
 		if o.Pred == nil || !o.HasTime {
 			e.stats.uncheckedOps++
@@ -54,6 +53,15 @@ func (e *engine) op(t *txn, i int32) {
 		for _, row := range o.Pred.Result {
 			if row.Key >= 0 {
 				e.read(t, i, row.Key, row.Value)
+			}
+		}
+		// The rows it did not return, where the predicate identifies
+		// its records (region.go); conservatively nothing otherwise.
+		if e.m.reads {
+			if e.predRegion(t, i, o.Pred) {
+				e.stats.regions++
+			} else {
+				e.stats.regionsUndecided++
 			}
 		}
 	case history.Write, history.Append:
