@@ -24,11 +24,20 @@ type fast struct {
 	// lastList caches, per key id, the integers and ids of the key's last
 	// list read (see op).
 	lastList [][]listElem
+	// raw (parallel workers only): integer list elements are not interned
+	// but appended to rawInts and given the id rawID(index); the merge
+	// interns them into the global table (see remapTxn). This spares the
+	// workers a random-access interner lookup per element.
+	raw     bool
+	rawInts []int64
 	// haveSeq reports whether the last parsed line had a "seq" field.
 	haveSeq bool
 	// off disables the fast path (differential tests).
 	off bool
 }
+
+// rawID is the id of raw integer i (fast.raw): -2, -3, ... (NoValue is -1).
+func rawID(i int) int32 { return int32(-2 - i) }
 
 func (p *fast) ws() {
 	for p.i < len(p.b) {
@@ -495,7 +504,7 @@ func (p *fast) op(d *decoder) bool {
 				// integers match, instead of a random-access interner
 				// lookup per element.
 				var cache *[]listElem
-				if haveK {
+				if haveK && !p.raw {
 					for int(o.Key) >= len(p.lastList) {
 						p.lastList = append(p.lastList, nil)
 					}
@@ -504,7 +513,14 @@ func (p *fast) op(d *decoder) bool {
 				if !p.eat(']') {
 					for j := 0; ; j++ {
 						var v int32
-						if c := p.peek(); cache != nil && (c == '-' || (c >= '0' && c <= '9')) {
+						if c := p.peek(); p.raw && (c == '-' || (c >= '0' && c <= '9')) {
+							n, ok := p.int()
+							if !ok {
+								return false
+							}
+							v = rawID(len(p.rawInts))
+							p.rawInts = append(p.rawInts, n)
+						} else if cache != nil && (c == '-' || (c >= '0' && c <= '9')) {
 							n, ok := p.int()
 							if !ok {
 								return false

@@ -36,21 +36,33 @@ type chunk struct {
 	haveSeq []bool
 	// local scalar tables (keys, values, sessions), indexed by local id
 	keys, values, sessions []history.Scalar
-	anyOT                  bool
-	done                   chan struct{}
+	// raw integer list elements (fast.raw), indexed by -2-id
+	raw   []int64
+	anyOT bool
+	done  chan struct{}
 }
 
 type worker struct {
-	d decoder
+	d      decoder
+	rawCap int // raw integers in the last chunk
 }
 
 func (w *worker) parse(c *chunk) {
 	w.d.h.Keys.Reset()
 	w.d.h.Values.Reset()
 	w.d.h.Sessions.Reset()
-	w.d.fast.lastList = w.d.fast.lastList[:0]
+	// Local key ids are per chunk, so the per-key list caches are emptied,
+	// keeping their storage (dropping it cost an allocation per key read).
+	for i := range w.d.fast.lastList {
+		w.d.fast.lastList[i] = w.d.fast.lastList[i][:0]
+	}
 	w.d.anyOT = false
 	c.slot = make([]int32, len(c.lines))
+	// The raw table moves to the chunk; size the next one like the last.
+	w.d.fast.raw = true
+	w.d.fast.rawInts = make([]int64, 0, w.rawCap+w.rawCap/8)
+	c.txns = make([]history.Txn, 0, len(c.lines))
+	c.haveSeq = make([]bool, 0, len(c.lines))
 	for i, l := range c.lines {
 		b := bytes.TrimSpace(l)
 		if len(b) == 0 {
@@ -67,6 +79,9 @@ func (w *worker) parse(c *chunk) {
 		c.slot[i] = -1
 	}
 	c.anyOT = w.d.anyOT
+	c.raw = w.d.fast.rawInts
+	w.rawCap = len(c.raw)
+	w.d.fast.rawInts = nil
 	// snapshot the local tables for the merge (the interners are reused).
 	// A plain table suffices: the merge only maps local ids to scalars.
 	c.keys = snapshot(w.d.h.Keys)
@@ -177,7 +192,7 @@ func decodeParallel(r io.Reader, opts history.DecodeOptions) (*history.History, 
 				}
 			default:
 				t := c.txns[s]
-				remapTxn(&t, &kmap, &vmap, &smap)
+				remapTxn(&t, &kmap, &vmap, &smap, c.raw)
 				if t.Session >= 0 && !c.haveSeq[s] {
 					t.Seq = d.seqs[t.Session]
 				}
@@ -224,7 +239,7 @@ func (l *lazyMap) get(id int32) int32 {
 	return g
 }
 
-func remapTxn(t *history.Txn, km, vm, sm *lazyMap) {
+func remapTxn(t *history.Txn, km, vm, sm *lazyMap, raw []int64) {
 	if t.Session >= 0 {
 		t.Session = sm.get(t.Session)
 	}
@@ -235,7 +250,11 @@ func remapTxn(t *history.Txn, km, vm, sm *lazyMap) {
 			o.Value = vm.get(o.Value)
 		}
 		for k, v := range o.List {
-			o.List[k] = vm.get(v)
+			if v <= -2 {
+				o.List[k] = vm.global.Int(raw[-2-v])
+			} else {
+				o.List[k] = vm.get(v)
+			}
 		}
 	}
 }
