@@ -156,6 +156,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := d.Exclusive(ctx, func() {
+		warn("another txray run is using this database (its tables have fixed names); waiting for it to finish")
+	}); err != nil {
+		return nil, err
+	}
 	version, err := d.Version(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("%s: SELECT version(): %v", d.Name(), err)

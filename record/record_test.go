@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -52,7 +53,13 @@ func reachable(t *testing.T, url string) {
 func runRecorded(t *testing.T, cfg Config) *Result {
 	t.Helper()
 	cfg.Out = t.TempDir()
-	cfg.Warn = func(s string) { t.Log("warning:", s) }
+	also := cfg.Warn
+	cfg.Warn = func(s string) {
+		t.Log("warning:", s)
+		if also != nil {
+			also(s)
+		}
+	}
 	if cfg.Seed == 0 {
 		cfg.Seed = 42
 	}
@@ -620,4 +627,52 @@ func TestPostgresReadCommittedTPCCLostUpdate(t *testing.T) {
 		WL: workload.Config{Keys: 1, Ops: 4}})
 	wantAnomaly(t, checkWith(t, withoutPredReads(res.History), "rw-register", "serializable", map[string]string{"wfr-keys": "true"}),
 		"lost-update")
+}
+
+// TestConcurrentRunsDoNotMix: two runs on the same server database (as
+// when several test binaries or users share it) would drop and fill the
+// same tables; the run lock makes the second wait, so each history is the
+// database's alone and valid at serializable.
+func TestConcurrentRunsDoNotMix(t *testing.T) {
+	for _, u := range []string{pgURL(), mysqlURL()} {
+		t.Run(strings.SplitN(u, ":", 2)[0], func(t *testing.T) {
+			reachable(t, u)
+			cfg := Config{DB: u, Level: db.Serializable, Workload: "list-append", Clients: 3, Duration: 1200 * time.Millisecond,
+				WL: workload.Config{Keys: 6, Ops: 4, ReadRatio: 0.5, MaxWritesPerKey: 32}}
+			// The first run goes on a goroutine, which must not call
+			// t.Fatal: it hands back its result, checked below.
+			type out struct {
+				res *Result
+				err error
+			}
+			first := make(chan out, 1)
+			go func() {
+				a := cfg
+				a.Out = t.TempDir()
+				a.Seed = 42
+				res, err := Run(context.Background(), a)
+				first <- out{res, err}
+			}()
+			time.Sleep(300 * time.Millisecond)
+			var waited atomic.Bool
+			b := cfg
+			b.Seed = 43
+			b.Warn = func(s string) {
+				if strings.Contains(s, "another txray run") {
+					waited.Store(true)
+				}
+			}
+			resB := runRecorded(t, b)
+			a := <-first
+			if a.err != nil {
+				t.Fatalf("first run: %v", a.err)
+			}
+			resA := a.res
+			if !waited.Load() {
+				t.Fatalf("second run did not wait for the first")
+			}
+			wantValid(t, checkWith(t, resA.History, "list-append", "serializable", nil))
+			wantValid(t, checkWith(t, resB.History, "list-append", "serializable", nil))
+		})
+	}
 }

@@ -189,6 +189,16 @@ type DB interface {
 	Level() string
 	// Setup runs DDL/loading statements outside any client transaction.
 	Setup(ctx context.Context, stmts ...string) error
+	// Exclusive takes a lock, held until Close (or until the process or
+	// its session dies), that serializes txray runs on this database: the
+	// workloads' tables have fixed names, so two runs at once would mix
+	// their data and each would report anomalies that are not the
+	// database's. When another run holds the lock, Exclusive calls wait
+	// once and blocks until the lock is free or ctx ends. PostgreSQL uses
+	// a session advisory lock (per database), MariaDB/MySQL a named lock
+	// (GET_LOCK) named after the database; embedded SQLite on a fresh
+	// temporary file needs none (a named SQLite file is not locked).
+	Exclusive(ctx context.Context, wait func()) error
 	// Conn opens a new client session.
 	Conn(ctx context.Context) (Conn, error)
 	// CommitStream starts a commit-order stream, or returns nil and a

@@ -22,6 +22,51 @@ type myDB struct {
 	o       Options
 	mariadb bool
 	gtid    bool
+	// lock is the session holding the run lock (see Exclusive).
+	lock     *sql.Conn
+	lockName string
+}
+
+// Exclusive takes the named lock "txray_run:<database>" with GET_LOCK on a
+// dedicated session (named locks are server-wide, so the name includes the
+// database; the server releases them when the session ends).
+func (m *myDB) Exclusive(ctx context.Context, wait func()) error {
+	if m.lock != nil {
+		return nil
+	}
+	var dbName sql.NullString
+	if err := m.db.QueryRowContext(ctx, "SELECT DATABASE()").Scan(&dbName); err != nil {
+		return fmt.Errorf("mysql: SELECT DATABASE(): %v", err)
+	}
+	name := "txray_run:" + dbName.String
+	c, err := m.db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	for waited := false; ; {
+		var got sql.NullInt64
+		timeout := 0
+		if waited {
+			timeout = 1
+		}
+		if err := c.QueryRowContext(ctx, "SELECT GET_LOCK(?, ?)", name, timeout).Scan(&got); err != nil {
+			c.Close()
+			return fmt.Errorf("mysql: GET_LOCK: %v", err)
+		}
+		if got.Int64 == 1 {
+			break
+		}
+		if !waited {
+			wait()
+			waited = true
+		}
+		if err := ctx.Err(); err != nil {
+			c.Close()
+			return fmt.Errorf("mysql: waiting for another txray run on this database: %v", err)
+		}
+	}
+	m.lock, m.lockName = c, name
+	return nil
 }
 
 func openMySQL(ctx context.Context, u *url.URL, o Options) (DB, error) {
@@ -153,7 +198,16 @@ func (m *myDB) CommitStream(context.Context) (CommitStream, string, error) {
 	return nil, "mysql: commit order comes from @@last_gtid per commit, not a stream", nil
 }
 
-func (m *myDB) Close() error { return m.db.Close() }
+func (m *myDB) Close() error {
+	if m.lock != nil {
+		// Release before the connection goes back to the pool (and is
+		// closed with it below).
+		_, _ = m.lock.ExecContext(context.Background(), "DO RELEASE_LOCK(?)", m.lockName)
+		m.lock.Close()
+		m.lock = nil
+	}
+	return m.db.Close()
+}
 
 // MySQL/MariaDB error numbers used by Classify.
 const (

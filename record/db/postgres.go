@@ -21,6 +21,39 @@ type pgDB struct {
 	o     Options
 	level string
 	setup *pgx.Conn
+	// lock is the session holding the run lock (see Exclusive); it runs
+	// no other statement, so it is not mistaken for a workload session.
+	lock *pgx.Conn
+}
+
+// pgRunLock is the advisory lock key txray runs take (ASCII "txray").
+const pgRunLock = 0x7478726179
+
+// Exclusive takes the session advisory lock pgRunLock on a dedicated
+// session (advisory locks are per database, and are released when the
+// session ends, so a crashed run cannot leave it held).
+func (p *pgDB) Exclusive(ctx context.Context, wait func()) error {
+	if p.lock != nil {
+		return nil
+	}
+	c, err := pgx.Connect(ctx, p.url)
+	if err != nil {
+		return fmt.Errorf("postgres %s: %v", redact(p.url), err)
+	}
+	var ok bool
+	if err := c.QueryRow(ctx, "SELECT pg_try_advisory_lock($1)", int64(pgRunLock)).Scan(&ok); err != nil {
+		c.Close(context.Background())
+		return fmt.Errorf("postgres: pg_try_advisory_lock: %v", err)
+	}
+	if !ok {
+		wait()
+		if _, err := c.Exec(ctx, "SELECT pg_advisory_lock($1)", int64(pgRunLock)); err != nil {
+			c.Close(context.Background())
+			return fmt.Errorf("postgres: waiting for another txray run on this database: %v", err)
+		}
+	}
+	p.lock = c
+	return nil
 }
 
 func openPostgres(ctx context.Context, url string, o Options) (DB, error) {
@@ -92,7 +125,15 @@ func (p *pgDB) Conn(ctx context.Context) (Conn, error) {
 }
 
 func (p *pgDB) Close() error {
-	return p.setup.Close(context.Background())
+	err := p.setup.Close(context.Background())
+	if p.lock != nil {
+		// Ending the session releases the advisory lock.
+		if e := p.lock.Close(context.Background()); err == nil {
+			err = e
+		}
+		p.lock = nil
+	}
+	return err
 }
 
 type pgConn struct {

@@ -104,6 +104,10 @@ func (s *sqliteDB) Conn(ctx context.Context) (Conn, error) {
 	return &sqlConn{c: c, begin: "BEGIN DEFERRED", classify: classifySQLite}, nil
 }
 
+// Exclusive does nothing: the default database is a fresh temporary file
+// no other run uses. Two runs given the same named file are not kept apart.
+func (s *sqliteDB) Exclusive(context.Context, func()) error { return nil }
+
 func (s *sqliteDB) CommitStream(context.Context) (CommitStream, string, error) {
 	return nil, "sqlite has no commit log to read", nil
 }
