@@ -18,6 +18,15 @@ type mechs struct {
 	// (PostgreSQL: two consecutive rw anti-dependencies among concurrent
 	// transactions, the outgoing one's target committing first).
 	ssi bool
+	// to enables the timestamp-ordering rule of the certifier: the
+	// serialization order is the commit order (commit timestamps that
+	// follow real time: strictly serializable OCC such as FoundationDB's
+	// resolvers), so a committed T1 -rw-> T2 where T2 certainly
+	// committed before T1's commit began is a violation: T2's write fell
+	// between T1's read (snapshot) and T1's commit, which the certifier
+	// rejects. Only for an updating T1: a read-only transaction is
+	// serialized at its snapshot.
+	to bool
 	// stmt: each read takes its own snapshot within its interval
 	// (statement-level consistent read, or a locking/current read).
 	stmt bool

@@ -78,9 +78,14 @@
 //     certainly concurrent (each commit began no earlier than the other's
 //     snapshot ended) are a violation.
 //   - Serialization certifier (SC): a cycle of certain dependencies (ww,
-//     wr, rw) among committed transactions, and for PostgreSQL's SSI the
-//     dangerous structure T1 -rw-> T2 -rw-> T3 among certainly concurrent
-//     committed transactions with T3 certainly committing first.
+//     wr, rw) among committed transactions (general cycle); for
+//     PostgreSQL's SSI the dangerous structure T1 -rw-> T2 -rw-> T3 among
+//     certainly concurrent committed transactions with T3 certainly
+//     committing first; and for timestamp-ordering certifiers of strictly
+//     serializable engines (FoundationDB: commit versions order the
+//     transactions, a read whose range was written between its read
+//     version and its commit version aborts) a certain T1 -rw-> T2 with T2
+//     certainly committed before T1 began committing.
 //
 // Dependency deduction (§IV, Theorems 3-4): when only one order of two
 // writes is compatible with a mechanism (ME: one lock release began after
@@ -155,6 +160,9 @@ type Config struct {
 	Plain bool
 	// SSI enables PostgreSQL's dangerous-structure rule for SC.
 	SSI bool
+	// TO enables the timestamp-ordering rule for SC: commit order is the
+	// serialization order (see mechs.to).
+	TO bool
 }
 
 // Resolve maps a DBMS profile or plain model name to the mechanisms to
@@ -190,6 +198,9 @@ func ProfileConfig(p model.Profile) Config {
 		if m == model.SerializationCertifier && p.DB == "postgres" {
 			c.SSI = true
 		}
+		if m == model.SerializationCertifier && p.Model == model.StrictSerializable {
+			c.TO = true
+		}
 	}
 	return c
 }
@@ -209,6 +220,7 @@ func (c Config) mechs(initUnknown bool) mechs {
 		}
 	}
 	m.ssi = c.SSI && m.sc
+	m.to = c.TO && m.sc
 	m.stmt = c.SnapshotPerStatement || !m.cr
 	m.curRead = m.cr && !m.stmt && m.me && !m.fuw
 	ru := false

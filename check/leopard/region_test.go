@@ -97,3 +97,38 @@ func TestPredicateRegions(t *testing.T) {
 		})
 	}
 }
+
+// TestTimestampOrderingCertifier: under a timestamp-ordering certifier
+// (foundationdb:serializable) commit order is the serialization order, so
+// T1 -rw-> T2 with T2 certainly committed before T1 began committing is a
+// violation, though there is no cycle (cockroachdb:serializable, whose
+// timestamps need not follow real time, accepts it). Legal twins: T2's
+// commit overlaps T1's; T1 is read-only (serialized at its snapshot).
+func TestTimestampOrderingCertifier(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		t1   spec
+		t2   spec
+		prof string
+		want string
+	}{
+		{"rw-against-commit-order", tx(1, 0, 20, "r x nil 3 4", "w y 1 8 9"), tx(2, 0, 7, "w x 1 1 2"), "foundationdb:serializable", model.SC},
+		{"no-rule-without-to", tx(1, 0, 20, "r x nil 3 4", "w y 1 8 9"), tx(2, 0, 7, "w x 1 1 2"), "cockroachdb:serializable", ""},
+		{"commit-overlap-legal", tx(1, 0, 20, "r x nil 3 4", "w y 1 8 9"), tx(2, 0, 12, "w x 1 1 2"), "foundationdb:serializable", ""},
+		{"read-only-legal", tx(1, 0, 20, "r x nil 3 4", "r y nil 8 9"), tx(2, 0, 7, "w x 1 1 2"), "foundationdb:serializable", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := run(t, build(t, c.t2, c.t1), c.prof)
+			if c.want == "" {
+				if r.Verdict != check.Valid {
+					t.Fatalf("want valid, got %s %+v", r.Verdict, r.Anomalies)
+				}
+				return
+			}
+			if r.Verdict != check.Invalid || !has(r, c.want) {
+				t.Fatalf("want %s, got %s %v", c.want, r.Verdict, r.AnomalyTypes)
+			}
+			t.Log(r.Anomalies[0].Explanation)
+		})
+	}
+}

@@ -428,6 +428,20 @@ func (r *reporter) ssi(e *engine, t1, p, t3 *txn, in, out edge) {
 	r.add(check.Anomaly{Type: model.SC, Txns: idx(t1, p, t3), Cycle: steps, Explanation: expl, Ops: r.ops(t1, p, t3)})
 }
 
+// to: timestamp-ordering certifier, a committed t1 -rw-> t2 against commit
+// order.
+func (r *reporter) to(e *engine, t1, t2 *txn, ed edge) {
+	if r.pairSeen(t1, t2) || r.full(model.SC) {
+		return
+	}
+	expl := "Timestamp-ordering certifier (the commit order is the serialization order): " + r.edgeWhy(t1, t2, ed) + ", so " +
+		r.name(t1) + " must be serialized before " + r.name(t2) + "; but " + r.name(t2) + " certainly committed first (" +
+		r.endAt(t2) + "; " + r.endAt(t1) + "). So in every placement " + r.name(t2) + "'s write committed after " + r.name(t1) + "'s snapshot (" + r.name(t1) +
+		" did not see it) and before " + r.name(t1) + "'s commit, a read-write conflict the certifier must abort " + r.name(t1) + " for, yet both committed."
+	steps := []check.Step{{From: t1.ref.Index, To: t2.ref.Index, Rel: "rw", Key: r.key(ed.key), Why: r.edgeWhy(t1, t2, ed)}}
+	r.add(check.Anomaly{Type: model.SC, Txns: idx(t1, t2), Cycle: steps, Explanation: expl, Ops: r.ops(t1, t2)})
+}
+
 // cycle: a cycle of certain dependencies among committed transactions.
 func (r *reporter) cycle(e *engine, t *txn, path []edge) {
 	nrw, nwr := 0, 0

@@ -18,7 +18,9 @@ import (
 //   - strict-serializable: serial execution under a global lock taken
 //     within each transaction's interval; every read sees the latest
 //     commit, writes hold the global lock to commit: consistent read with
-//     a transaction snapshot plus mutual exclusion (sqlite:serializable).
+//     a transaction snapshot plus mutual exclusion (sqlite:serializable);
+//     a serial order in real time also satisfies the timestamp-ordering
+//     certifier (foundationdb:serializable).
 //   - strict-2pl: shared and exclusive locks held to commit, reads of the
 //     latest committed version: mutual exclusion with locking reads and no
 //     consistent read (mysql:serializable, sqlserver:serializable).
@@ -43,7 +45,7 @@ import (
 // no engine's mechanisms describe (it is not even within the transaction's
 // interval); leopard has nothing sound to verify there.
 var simProfiles = map[string][]string{
-	sim.StrictSerializable:   {"sqlite:serializable"},
+	sim.StrictSerializable:   {"sqlite:serializable", "foundationdb:serializable"},
 	sim.Strict2PL:            {"mysql:serializable", "sqlserver:serializable"},
 	sim.SnapshotIsolation:    {"postgres:repeatable-read", "mariadb:snapshot-isolation"},
 	sim.SnapshotIsolationFCW: {"postgres:repeatable-read"},

@@ -430,6 +430,10 @@ func (e *engine) addEdge(a, b *txn, rel graph.Rel, key, op int32) {
 	}
 	a.out = append(a.out, edge{to: b, rel: rel, key: key, op: op})
 	b.in = append(b.in, edge{to: a, rel: rel, key: key, op: op})
+	if e.m.to && rel == graph.RW && a.status == history.Committed && b.status == history.Committed &&
+		!a.floating && !b.floating && b.relA < a.relB && writes(a.ref) {
+		e.rep.to(e, a, b, a.out[len(a.out)-1])
+	}
 }
 
 // sure reports whether t certainly committed and has ended.
@@ -596,4 +600,16 @@ func (e *engine) prune(ks *keyState, w int64) {
 	}
 	clear(rs[n:])
 	ks.reads = rs[:n]
+}
+
+// writes reports whether t has a write (a read-only transaction of a
+// timestamp-ordering engine is serialized at its snapshot, not its commit:
+// FoundationDB commits read-only transactions without the resolvers).
+func writes(t *history.Txn) bool {
+	for i := range t.Ops {
+		if k := t.Ops[i].Kind; k == history.Write || k == history.Append {
+			return true
+		}
+	}
+	return false
 }
