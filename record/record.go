@@ -180,6 +180,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 				"read_ratio": strconv.FormatFloat(wc.ReadRatio, 'g', -1, 64), "dist": wc.Dist,
 				"max_writes_per_key": strconv.Itoa(wc.MaxWritesPerKey), "seed": strconv.FormatUint(cfg.Seed, 10),
 				"requested_level": level, "recorder": "txray run"}}
+		if st, ok := d.(interface{ Settings() map[string]string }); ok {
+			for k, v := range st.Settings() {
+				h.Header.Extra[k] = v
+			}
+		}
 		h.Evidence = history.Evidence{Sessions: true, ClientTime: true, OpTime: true}
 		if wl.Name() == "predicate" {
 			h.Evidence.PredicateRead = true

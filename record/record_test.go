@@ -18,14 +18,13 @@ import (
 )
 
 // Server addresses for the integration tests; override with TXRAY_PG_URL and
-// TXRAY_MYSQL_URL. A short deadlock_timeout (a pgx startup parameter) keeps
-// contended runs fast; it changes only how soon PostgreSQL detects a
-// deadlock.
+// TXRAY_MYSQL_URL. The PostgreSQL adapter lowers deadlock_timeout for the
+// run's sessions itself (db.pgDeadlockTimeout), as `txray run` does.
 func pgURL() string {
 	if u := os.Getenv("TXRAY_PG_URL"); u != "" {
 		return u
 	}
-	return "postgres://postgres@127.0.0.1:5432/test?deadlock_timeout=50ms"
+	return "postgres://postgres@127.0.0.1:5432/test"
 }
 
 func mysqlURL() string {

@@ -2,10 +2,14 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/txray/txray/record/db"
 )
 
 // TestRunDefaultIsValid: `txray run` with no database flags records on
@@ -61,5 +65,40 @@ func TestRunNoRecord(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "ran 100 txns") || strings.Contains(out.String(), "history:") {
 		t.Fatalf("output:\n%s", out.String())
+	}
+}
+
+// TestRunPostgresBars runs the issue's acceptance commands against the
+// PostgreSQL server on the machine (TXRAY_PG_URL overrides the address):
+// read committed list-append under contention exits 1 with anomalies
+// serializable forbids, and the same at serializable exits 0.
+func TestRunPostgresBars(t *testing.T) {
+	u := os.Getenv("TXRAY_PG_URL")
+	if u == "" {
+		u = "postgres://postgres@127.0.0.1:5432/test"
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	d, err := db.Open(ctx, u, db.Options{Level: db.Serializable})
+	cancel()
+	if err != nil {
+		t.Skipf("PostgreSQL not reachable at %s (%v); skipping", u, err)
+	}
+	d.Close()
+	for _, tc := range []struct {
+		level string
+		code  int
+	}{{"read-committed", ExitInvalid}, {"serializable", ExitValid}} {
+		t.Run(tc.level, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			code := Main([]string{"run", "--db", u, "--level", tc.level, "--workload", "list-append",
+				"--clients", "8", "--keys", "5", "--txns", "2000", "--quiet", "--out", t.TempDir()}, &out, &errb)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tc.code, out.String(), errb.String())
+			}
+			if tc.code == ExitInvalid && !strings.Contains(out.String(), "G2-item") && !strings.Contains(out.String(), "G-single") &&
+				!strings.Contains(out.String(), "lost-update") {
+				t.Fatalf("no serializability anomaly named:\n%s", out.String())
+			}
+		})
 	}
 }
