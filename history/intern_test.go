@@ -1,6 +1,9 @@
 package history
 
-import "testing"
+import (
+	"strconv"
+	"testing"
+)
 
 func TestInterner(t *testing.T) {
 	in := NewInterner()
@@ -34,5 +37,54 @@ func BenchmarkInternDense(b *testing.B) {
 	in := NewInterner()
 	for i := 0; i < b.N; i++ {
 		in.Int(int64(i % 100000))
+	}
+}
+
+// TestInternerMixedResetGrow: ids of integers and strings interleaved past
+// one bitset word, round trips through Get/String, Reset (ids restart at 0,
+// no stale lookups) and Grow (changes no id).
+func TestInternerMixedResetGrow(t *testing.T) {
+	in := NewInterner()
+	for round := 0; round < 2; round++ {
+		var want []Scalar
+		for i := 0; i < 200; i++ {
+			var s Scalar
+			switch i % 3 {
+			case 0:
+				s = Scalar{I: int64(i*7 - 300)}
+			case 1:
+				s = Scalar{S: "s" + string(rune('a'+i%26)) + strconv.Itoa(i), IsStr: true}
+			default:
+				s = Scalar{I: 1<<40 + int64(i)}
+			}
+			if id := in.Scalar(s); int(id) != len(want) {
+				t.Fatalf("round %d: %v got id %d, want %d", round, s, id, len(want))
+			}
+			want = append(want, s)
+			if i == 100 {
+				in.Grow(1000)
+			}
+		}
+		for id, s := range want {
+			if got := in.Get(int32(id)); got != s || in.String(int32(id)) != s.String() {
+				t.Fatalf("round %d: Get(%d) = %+v, want %+v", round, id, got, s)
+			}
+			if again := in.Scalar(s); again != int32(id) {
+				t.Fatalf("round %d: %v re-interned as %d, want %d", round, s, again, id)
+			}
+		}
+		if b := in.StrBytes([]byte(want[1].S)); b != 1 {
+			t.Fatalf("StrBytes = %d, want 1", b)
+		}
+		in.Reset()
+		if in.Len() != 0 {
+			t.Fatalf("Len after Reset = %d", in.Len())
+		}
+		if _, ok := in.LookupInt(-300); ok {
+			t.Fatal("stale integer after Reset")
+		}
+		if _, ok := in.LookupStr(want[1].S); ok {
+			t.Fatal("stale string after Reset")
+		}
 	}
 }

@@ -25,6 +25,7 @@ type Lexer struct {
 	line    int
 	scratch []byte
 	err     error
+	base    int64 // input bytes before buf
 }
 
 // NewLexer returns a lexer reading r.
@@ -48,6 +49,15 @@ func NewLexerBytes(b []byte) *Lexer {
 // Line is the current 1-based input line.
 func (l *Lexer) Line() int { return l.line }
 
+// Offset is the number of input bytes consumed so far.
+func (l *Lexer) Offset() int64 { return l.base + int64(l.pos) }
+
+// resetBytes makes l a lexer over b (as NewLexerBytes) whose first line is
+// numbered line, keeping its scratch buffer.
+func (l *Lexer) resetBytes(b []byte, line int) {
+	*l = Lexer{buf: b, eof: true, line: line, scratch: l.scratch[:0]}
+}
+
 // Err is the first I/O error met other than io.EOF.
 func (l *Lexer) Err() error { return l.err }
 
@@ -56,6 +66,7 @@ func (l *Lexer) fill() bool {
 	if l.eof {
 		return false
 	}
+	l.base += int64(len(l.buf))
 	l.buf = l.buf[:0]
 	l.pos = 0
 	for len(l.buf) == 0 {
@@ -363,6 +374,22 @@ func (l *Lexer) Int64() (int64, error) {
 		return 0, fmt.Errorf("want an integer, got %q", b)
 	}
 	return n, nil
+}
+
+// fastInt reads a plain decimal integer of at most 18 digits that lies
+// wholly in the buffer and is followed by a delimiter (',', '}', ']' or
+// white space); otherwise it consumes nothing and reports false.
+func (l *Lexer) fastInt() (int64, bool) {
+	n, j, ok := fastInt(l.buf, l.pos)
+	if !ok {
+		return 0, false
+	}
+	switch l.buf[j] {
+	case ',', '}', ']', ' ', '\n', '\r', '\t':
+		l.pos = j
+		return n, true
+	}
+	return 0, false
 }
 
 // ParseInt parses a decimal int64 without allocating.

@@ -36,6 +36,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"runtime"
 	"strconv"
 
 	"github.com/txray/txray/history"
@@ -90,14 +91,13 @@ func Sniff(prefix []byte) int {
 }
 
 type decoder struct {
-	lx      *Lexer
-	scratch []history.Op // ops of the transaction being decoded
-	arena   []history.Op // ops of decoded transactions are carved from here
-	h       *history.History
-	file    string
-	seqs    []int32
-	list    bool
-	allTS   bool
+	lx    *Lexer
+	arena []history.Op // ops of decoded transactions are carved from here
+	h     *history.History
+	file  string
+	seqs  []int32
+	list  bool
+	allTS bool
 }
 
 func (d *decoder) errf(field, f string, a ...any) error {
@@ -118,9 +118,13 @@ func (d *decoder) wrap(field string, err error) error {
 }
 
 // Decode reads a TimeKiller JSON history, streaming: transactions are
-// decoded one by one without building a JSON tree.
+// decoded one by one without building a JSON tree. Inputs of known size
+// (opts.SizeHint) from 8 MiB up are decoded in parallel chunks when at least
+// 4 CPUs are available (see parallel.go); the result, including every id and
+// every error message, is the same as the sequential decode's. With the
+// size hint, tables are presized.
 func Decode(r io.Reader, opts history.DecodeOptions) (*history.History, error) {
-	d := &decoder{lx: NewLexer(r), h: history.New(), file: opts.Name, allTS: true}
+	d := &decoder{h: history.New(), file: opts.Name, allTS: true}
 	if d.file == "" {
 		d.file = "<input>"
 	}
@@ -133,26 +137,15 @@ func Decode(r io.Reader, opts history.DecodeOptions) (*history.History, error) {
 	// is the serialization order. Record that so checkers (chronos) may
 	// treat a failing commit-order replay as a violation.
 	h.Header.Extra = map[string]string{CommitOrderKey: "true"}
-	if err := d.lx.Expect('['); err != nil {
-		return nil, d.wrap("", err)
+	var err error
+	if opts.SizeHint >= parallelMin && runtime.GOMAXPROCS(0) >= parallelProcs {
+		err = d.parallel(r, opts.SizeHint)
+	} else {
+		d.lx = NewLexer(r)
+		err = d.array(tokStart, opts.SizeHint)
 	}
-	for first := true; ; first = false {
-		more, err := d.lx.More(']', first)
-		if err != nil {
-			return nil, d.wrap(fmt.Sprintf("[%d]", len(h.Txns)), err)
-		}
-		if !more {
-			break
-		}
-		if err := d.txn(); err != nil {
-			return nil, err
-		}
-	}
-	if c, ok := d.lx.Peek(); ok {
-		return nil, d.errf("", "unexpected %q after the closing ']'", c)
-	}
-	if d.lx.Err() != nil {
-		return nil, d.wrap("", d.lx.Err())
+	if err != nil {
+		return nil, err
 	}
 	if d.list {
 		h.Header.Workload = "list-append"
@@ -175,6 +168,93 @@ func Decode(r io.Reader, opts history.DecodeOptions) (*history.History, error) {
 	h.Evidence.Sessions = len(d.seqs) > 0
 	h.Evidence.Timestamps = len(h.Txns) > 0 && d.allTS
 	return h, nil
+}
+
+// Positions in the top-level array, for resuming a decode between
+// transactions (see parallel.go).
+type tok uint8
+
+const (
+	tokNone  tok = iota
+	tokStart     // before the opening '['
+	tokOpen      // after '['
+	tokElem      // after a transaction
+	tokComma     // after a ',' between transactions
+	tokClose     // after the closing ']'
+)
+
+// follows reports whether b may come right after a in the array grammar
+// '[' (elem (',' elem)*)? ']'.
+func follows(a, b tok) bool {
+	switch a {
+	case tokStart:
+		return b == tokOpen
+	case tokOpen:
+		return b == tokElem || b == tokClose
+	case tokElem:
+		return b == tokComma || b == tokClose
+	case tokComma:
+		return b == tokElem
+	}
+	return false
+}
+
+// array decodes the top-level array from position st to the end of the
+// input with d.lx. With sizeHint (the input's size in bytes), the
+// transaction and value tables are presized after the first 1,000
+// transactions.
+func (d *decoder) array(st tok, sizeHint int64) error {
+	h := d.h
+	if st == tokStart {
+		if err := d.lx.Expect('['); err != nil {
+			return d.wrap("", err)
+		}
+		st = tokOpen
+	}
+	for st != tokClose {
+		if st != tokComma {
+			more, err := d.lx.More(']', st == tokOpen)
+			if err != nil {
+				return d.wrap(fmt.Sprintf("[%d]", len(h.Txns)), err)
+			}
+			if !more {
+				break
+			}
+		}
+		if err := d.txn(); err != nil {
+			return err
+		}
+		st = tokElem
+		if len(h.Txns) == 1000 && sizeHint > 0 {
+			if off := d.lx.Offset(); off > 0 && sizeHint > 2*off {
+				d.presize(float64(sizeHint)/float64(off), len(h.Txns), h.Keys.Len(), h.Values.Len())
+			}
+		}
+	}
+	if c, ok := d.lx.Peek(); ok {
+		return d.errf("", "unexpected %q after the closing ']'", c)
+	}
+	if d.lx.Err() != nil {
+		return d.wrap("", d.lx.Err())
+	}
+	return nil
+}
+
+// presize grows the transaction, key and value tables for an input about
+// scale times the part that held txns transactions, keys keys and vals
+// values, so they are not copied over and over while they grow (for a
+// 1M-transaction history the copies of the value table alone cost seconds).
+// Capacity never touched is not resident.
+func (d *decoder) presize(scale float64, txns, keys, vals int) {
+	h := d.h
+	grow := func(n int) int { return int(float64(n)*scale*1.05) + 16 }
+	if want := grow(txns); want > cap(h.Txns) {
+		t := make([]history.Txn, len(h.Txns), want)
+		copy(t, h.Txns)
+		h.Txns = t
+	}
+	h.Keys.Grow(grow(keys) - h.Keys.Len())
+	h.Values.Grow(grow(vals) - h.Values.Len())
 }
 
 func (d *decoder) txn() error {
@@ -223,11 +303,11 @@ func (d *decoder) txn() error {
 			}
 			t.ID = s
 		case "sid":
-			s, err := d.scalarText()
+			b, err := d.scalarBytes()
 			if err != nil {
 				return d.wrap(field("sid"), err)
 			}
-			t.Session = d.h.Sessions.Str(s)
+			t.Session = d.h.Sessions.StrBytes(b)
 		case "sts":
 			if t.StartTS, err = d.timestamp(); err != nil {
 				return d.wrap(field("sts"), err)
@@ -280,22 +360,28 @@ func (d *decoder) txn() error {
 
 // scalarText reads a string or integer and returns its text.
 func (d *decoder) scalarText() (string, error) {
+	b, err := d.scalarBytes()
+	return string(b), err
+}
+
+// scalarBytes is scalarText returning bytes that alias the lexer's buffers
+// (valid until the next lexer call).
+func (d *decoder) scalarBytes() ([]byte, error) {
 	c, ok := d.lx.Peek()
 	if !ok {
-		return "", fmt.Errorf("unexpected end of input")
+		return nil, fmt.Errorf("unexpected end of input")
 	}
 	if c == '"' {
-		b, err := d.lx.String()
-		return string(b), err
+		return d.lx.String()
 	}
 	b, err := d.lx.Number()
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	if _, err := ParseInt(b); err != nil {
-		return "", fmt.Errorf("want a string or an integer, got %s", b)
+		return nil, fmt.Errorf("want a string or an integer, got %s", b)
 	}
-	return string(b), nil
+	return b, nil
 }
 
 func (d *decoder) timestamp() (history.Timestamp, error) {
@@ -368,7 +454,8 @@ func (d *decoder) ops(idx int) ([]history.Op, error) {
 	if err := lx.Expect('['); err != nil {
 		return nil, d.wrap(fld(0, ""), err)
 	}
-	ops := d.scratch[:0]
+	// Ops are decoded straight into the shared arena (see push).
+	ops := d.arena[:0]
 	for first := true; ; first = false {
 		more, err := lx.More(']', first)
 		if err != nil {
@@ -376,6 +463,10 @@ func (d *decoder) ops(idx int) ([]history.Op, error) {
 		}
 		if !more {
 			break
+		}
+		if o, ok := d.fastOp(); ok {
+			ops = d.push(ops, o)
+			continue
 		}
 		i := len(ops)
 		if err := lx.Expect('{'); err != nil {
@@ -491,18 +582,143 @@ func (d *decoder) ops(idx int) ([]history.Op, error) {
 				d.list = true
 			}
 		}
-		ops = append(ops, o)
+		ops = d.push(ops, o)
 	}
-	d.scratch = ops
-	// Carve an exact-size slice from a shared arena: one allocation per
-	// 64Ki ops instead of one per transaction, and no capacity slack.
-	if len(ops) > len(d.arena) {
-		d.arena = make([]history.Op, max(1<<16, len(ops)))
-	}
-	out := d.arena[:len(ops):len(ops)]
+	out := ops[:len(ops):len(ops)]
 	d.arena = d.arena[len(ops):]
-	copy(out, ops)
 	return out, nil
+}
+
+// push appends o to ops, the transaction's ops so far, which start at
+// d.arena[0]: the ops of all transactions are carved from shared arenas
+// (one allocation per 64Ki ops instead of one per transaction, no capacity
+// slack, no copying). When the arena is full the transaction's ops move to
+// a new arena.
+func (d *decoder) push(ops []history.Op, o history.Op) []history.Op {
+	if len(ops) == cap(ops) {
+		na := make([]history.Op, max(1<<16, 2*len(ops)))
+		copy(na, ops)
+		d.arena = na
+		ops = na[:len(ops)]
+	}
+	ops = ops[:len(ops)+1]
+	ops[len(ops)-1] = o
+	return ops
+}
+
+// fastOp decodes, from the lexer's buffer, an op written exactly as Encode
+// writes integer ops: {"t":"r"|"w"|"a","k":INT,"v":INT|null|[INT,...]} with
+// no white space and integers of at most 18 digits. For anything else
+// (other field order, white space, strings, a write without a value, an op
+// split across buffer refills) it consumes nothing and reports false, and
+// the general path decodes the op; both give the same Op and intern in the
+// same order (key, then values).
+func (d *decoder) fastOp() (history.Op, bool) {
+	lx := d.lx
+	b := lx.buf[lx.pos:]
+	if len(b) < 20 || string(b[:6]) != `{"t":"` || string(b[7:13]) != `","k":` {
+		return history.Op{}, false
+	}
+	var kind history.Kind
+	switch b[6] {
+	case 'r':
+		kind = history.Read
+	case 'w':
+		kind = history.Write
+	case 'a':
+		kind = history.Append
+	default:
+		return history.Op{}, false
+	}
+	k, i, ok := fastInt(b, 13)
+	if !ok || len(b) < i+6 || string(b[i:i+5]) != `,"v":` {
+		return history.Op{}, false
+	}
+	i += 5
+	var v int64
+	n, listAt := 0, 0 // list elements, index of the first
+	isList, null := false, false
+	switch b[i] {
+	case 'n':
+		if kind != history.Read || len(b) < i+4 || string(b[i:i+4]) != "null" {
+			return history.Op{}, false
+		}
+		null = true
+		i += 4
+	case '[':
+		if kind != history.Read {
+			return history.Op{}, false
+		}
+		isList = true
+		i++
+		listAt = i
+		if i < len(b) && b[i] == ']' {
+			i++
+			break
+		}
+		for {
+			if _, i, ok = fastInt(b, i); !ok {
+				return history.Op{}, false
+			}
+			n++
+			if b[i] == ']' {
+				i++
+				break
+			}
+			if b[i] != ',' {
+				return history.Op{}, false
+			}
+			i++
+		}
+	default:
+		if v, i, ok = fastInt(b, i); !ok {
+			return history.Op{}, false
+		}
+	}
+	if i >= len(b) || b[i] != '}' {
+		return history.Op{}, false
+	}
+	lx.pos += i + 1
+	o := history.Op{Kind: kind, Key: d.h.Keys.Int(k), Value: history.NoValue}
+	switch {
+	case isList:
+		o.IsList = true
+		o.List = make([]int32, n)
+		for x, at := 0, listAt; x < n; x++ {
+			var e int64
+			e, at, _ = fastInt(b, at)
+			o.List[x] = d.h.Values.Int(e)
+			at++
+		}
+		d.list = true
+	case !null:
+		o.Value = d.h.Values.Int(v)
+	}
+	if kind == history.Append {
+		d.list = true
+	}
+	return o, true
+}
+
+// fastInt parses a decimal integer of 1 to 18 digits (optionally negative)
+// at b[i:] that is followed by another byte; j is the index after it.
+func fastInt(b []byte, i int) (n int64, j int, ok bool) {
+	neg := i < len(b) && b[i] == '-'
+	if neg {
+		i++
+	}
+	j = i
+	for j < len(b) && j-i < 18 && b[j] >= '0' && b[j] <= '9' {
+		n = n*10 + int64(b[j]-'0')
+		j++
+	}
+	if j == i || j >= len(b) || (b[j] >= '0' && b[j] <= '9') {
+		return 0, 0, false
+	}
+	if neg {
+		n = -n
+	}
+	return n, j, true
 }
 
 func (d *decoder) scalar(in *history.Interner) (int32, error) {
@@ -516,6 +732,9 @@ func (d *decoder) scalar(in *history.Interner) (int32, error) {
 			return 0, err
 		}
 		return in.Str(string(b)), nil
+	}
+	if n, ok := d.lx.fastInt(); ok {
+		return in.Int(n), nil
 	}
 	b, err := d.lx.Number()
 	if err != nil {

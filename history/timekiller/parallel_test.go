@@ -1,0 +1,278 @@
+package timekiller
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"reflect"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/txray/txray/check/chronos/chronostest"
+	"github.com/txray/txray/history"
+)
+
+type failAfter struct {
+	r io.Reader
+	n int
+}
+
+var errInjected = errors.New("injected read error")
+
+func (f *failAfter) Read(p []byte) (int, error) {
+	if f.n <= 0 {
+		return 0, errInjected
+	}
+	if len(p) > f.n {
+		p = p[:f.n]
+	}
+	n, err := f.r.Read(p)
+	f.n -= n
+	if err == io.EOF {
+		err = errInjected
+	}
+	return n, err
+}
+
+// sameDecode decodes in sequentially and in parallel chunks of chunk bytes
+// and fails unless both give the same history (every id, order and flag)
+// or the same error message. failAt > 0 injects a read error after that
+// many bytes.
+func sameDecode(t *testing.T, in []byte, chunk, failAt int) {
+	t.Helper()
+	reader := func() io.Reader {
+		if failAt > 0 {
+			return &failAfter{r: bytes.NewReader(in), n: failAt}
+		}
+		return bytes.NewReader(in)
+	}
+	opts := history.DecodeOptions{Name: "f.json"}
+	want, wantErr := Decode(reader(), opts)
+	oldMin, oldChunk, oldProcs := parallelMin, chunkSize, parallelProcs
+	parallelMin, chunkSize, parallelProcs = 1, chunk, 1
+	defer func() { parallelMin, chunkSize, parallelProcs = oldMin, oldChunk, oldProcs }()
+	opts.SizeHint = int64(len(in))
+	got, gotErr := Decode(reader(), opts)
+	if wantErr != nil || gotErr != nil {
+		if wantErr == nil || gotErr == nil || wantErr.Error() != gotErr.Error() {
+			t.Fatalf("chunk %d: errors differ:\nsequential: %v\nparallel:   %v", chunk, wantErr, gotErr)
+		}
+		return
+	}
+	if d := diffHistories(want, got); d != "" {
+		t.Fatalf("chunk %d: %s", chunk, d)
+	}
+}
+
+func diffHistories(a, b *history.History) string {
+	if !reflect.DeepEqual(a.Header, b.Header) || a.Evidence != b.Evidence || !reflect.DeepEqual(a.Ignored, b.Ignored) ||
+		!reflect.DeepEqual(a.Notes, b.Notes) || !reflect.DeepEqual(a.VersionOrder, b.VersionOrder) {
+		return fmt.Sprintf("header/evidence/ignored differ: %+v %+v %v\nvs %+v %+v %v", a.Header, a.Evidence, a.Ignored, b.Header, b.Evidence, b.Ignored)
+	}
+	for _, p := range []struct {
+		name string
+		x, y *history.Interner
+	}{{"keys", a.Keys, b.Keys}, {"values", a.Values, b.Values}, {"sessions", a.Sessions, b.Sessions}} {
+		if p.x.Len() != p.y.Len() {
+			return fmt.Sprintf("%s: %d vs %d", p.name, p.x.Len(), p.y.Len())
+		}
+		for i := 0; i < p.x.Len(); i++ {
+			if p.x.Get(int32(i)) != p.y.Get(int32(i)) {
+				return fmt.Sprintf("%s id %d: %v vs %v", p.name, i, p.x.Get(int32(i)), p.y.Get(int32(i)))
+			}
+		}
+	}
+	if len(a.Txns) != len(b.Txns) {
+		return fmt.Sprintf("%d vs %d txns", len(a.Txns), len(b.Txns))
+	}
+	for i := range a.Txns {
+		if !reflect.DeepEqual(a.Txns[i], b.Txns[i]) {
+			return fmt.Sprintf("txn %d: %+v\nvs %+v", i, a.Txns[i], b.Txns[i])
+		}
+	}
+	return ""
+}
+
+func encoded(t testing.TB, list bool, txns int, seed uint64) []byte {
+	h := chronostest.Generate(chronostest.Config{Txns: txns, Sessions: 7, Keys: 30, Ops: 5, ReadFrac: 0.5, List: list, Seed: seed})
+	var b bytes.Buffer
+	if err := Encode(&b, h); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// TestParallelMatchesSequential: parallel chunked decoding gives exactly the
+// sequential decoder's history or error, whatever the chunk size, for
+// generated histories, TimeKiller's pretty-printed examples, single-line
+// input, damaged input and read errors.
+func TestParallelMatchesSequential(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(2, runtime.GOMAXPROCS(0))))
+	kv, list := encoded(t, false, 400, 1), encoded(t, true, 400, 2)
+	inputs := map[string][]byte{"kv": kv, "list": list}
+	for _, f := range []string{"format-kv.json", "format-list.json"} {
+		b, err := os.ReadFile("../../testdata/external/chronos/" + f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inputs[f] = b[:min(len(b), 200<<10)] // truncated: an error at the end
+		if len(b) <= 2<<20 {
+			inputs[f+"-whole"] = b
+		}
+	}
+	// one line, no newline at all
+	inputs["one-line"] = bytes.ReplaceAll(kv, []byte("\n"), nil)
+	// string keys and values, unknown fields, HLC pairs, numeric strings
+	inputs["mixed"] = []byte("[\n" + strings.Repeat(`{"tid":"a","sid":"s1","x":[1,{"y":2}],"sts":{"p":"3","l":1},"cts":{"p":3,"l":2},"ops":[{"t":"w","k":"k","v":"v","z":1},{"t":"r","k":7,"v":null}]},`+"\n", 50) +
+		`{"tid":9,"sid":2,"sts":5,"cts":6,"status":"aborted","ops":[]}` + "\n]\n")
+	inputs["leading-commas"] = []byte("[{\"tid\":1,\"ops\":[]}\n,{\"tid\":2,\"ops\":[]}\n,{\"tid\":3,\"ops\":[]}\n]")
+	inputs["empty"] = nil
+	inputs["blank"] = []byte("\n\n \n")
+	inputs["empty-array"] = []byte("[\n]\n")
+	inputs["trailing"] = append(append([]byte{}, kv...), "\n\n x\n"...)
+	inputs["no-close"] = kv[:bytes.LastIndexByte(kv, ']')]
+	inputs["double-comma"] = bytes.Replace(kv, []byte("},\n"), []byte("},\n,"), 1)
+	inputs["missing-comma"] = bytes.Replace(kv, []byte("},\n"), []byte("}\n"), 3)
+	inputs["two-arrays"] = []byte("[\n{\"tid\":1,\"ops\":[]}\n]\n[\n{\"tid\":2,\"ops\":[]}\n]\n")
+	bad := append([]byte{}, kv...)
+	bad[len(bad)*2/3] = '#'
+	inputs["garbage"] = bad
+	for name, in := range inputs {
+		for _, chunk := range []int{1, 7, 64, 300, 4096, 1 << 20} {
+			t.Run(fmt.Sprintf("%s/%d", name, chunk), func(t *testing.T) { sameDecode(t, in, chunk, 0) })
+		}
+	}
+	for _, at := range []int{1, 500, len(kv) / 2, len(kv) - 1} {
+		sameDecode(t, kv, 256, at)
+	}
+}
+
+// TestParallelBig decodes a history bigger than the default parallel size
+// threshold through the public path (DecodeFile sets the size hint), on any
+// number of CPUs, and compares it with the sequential decode.
+func TestParallelBig(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(2, runtime.GOMAXPROCS(0))))
+	defer func(p int) { parallelProcs = p }(parallelProcs)
+	parallelProcs = 1
+	h := chronostest.Generate(chronostest.Config{Txns: 40_000, Sessions: 50, Keys: 1000, Ops: 15, ReadFrac: 0.5, Zipf: 1.1, Seed: 5})
+	var b bytes.Buffer
+	if err := Encode(&b, h); err != nil {
+		t.Fatal(err)
+	}
+	if int64(b.Len()) < parallelMin {
+		t.Fatalf("input %d bytes is below the parallel threshold %d", b.Len(), parallelMin)
+	}
+	want, err := Decode(bytes.NewReader(b.Bytes()), history.DecodeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Decode(bytes.NewReader(b.Bytes()), history.DecodeOptions{SizeHint: int64(b.Len())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := diffHistories(want, got); d != "" {
+		t.Fatal(d)
+	}
+}
+
+func FuzzParallel(f *testing.F) {
+	f.Add([]byte(`[{"tid":"t1","sid":1,"sts":{"p":"10","l":2},"cts":{"p":10,"l":3},"ops":[{"t":"w","k":1,"v":5},{"t":"r","k":2}]}]`), uint16(8))
+	f.Add([]byte("[\n{\"tid\":1,\"sid\":\"a\",\"sts\":1,\"cts\":2,\"status\":\"aborted\",\"ops\":[{\"t\":\"a\",\"k\":\"x\",\"v\":\"y\"}]},\n{\"tid\":2,\"ops\":[{\"t\":\"r\",\"k\":\"x\",\"v\":[\"y\",2]}]}\n]"), uint16(20))
+	f.Add([]byte("[\n{\"tid\":1,\"ops\":[]}\n,\n{\"tid\":2,\"ops\":[]}\n]\n x"), uint16(3))
+	f.Add(encoded(f, false, 20, 3), uint16(100))
+	f.Add(encoded(f, true, 20, 4), uint16(64))
+	f.Fuzz(func(t *testing.T, b []byte, chunk uint16) {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(2, runtime.GOMAXPROCS(0))))
+		sameDecode(t, b, int(chunk%2048)+1, 0)
+	})
+}
+
+// TestParallelPath: one-transaction-per-line input is merged from chunks to
+// the end; pretty-printed input (cuts inside transactions) and a single
+// long line are handed to the sequential decoder at the first chunk; bad
+// input resumes sequentially at the chunk holding the fault.
+func TestParallelPath(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(2, runtime.GOMAXPROCS(0))))
+	defer func(c int) { chunkSize = c }(chunkSize)
+	chunkSize = 256
+	kv := encoded(t, false, 400, 1)
+	pretty, err := os.ReadFile("../../testdata/external/chronos/format-kv.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := append([]byte{}, kv...)
+	at := bytes.Index(bad[len(bad)/2:], []byte(`"ops"`)) + len(bad)/2
+	bad[at+1] = 'x' // "xps": the transaction has no ops
+	badLine := 1 + bytes.Count(bad[:at], []byte("\n"))
+	for _, tc := range []struct {
+		name      string
+		in        []byte
+		lo, hi    int // resumed line in [lo, hi]
+		wantError bool
+	}{
+		{"one-per-line", kv, 0, 0, false},
+		{"pretty", pretty, 1, 1, false},
+		{"one-line", bytes.ReplaceAll(kv, []byte("\n"), nil), 1, 1, false},
+		{"fault", bad, badLine - 20, badLine, true},
+	} {
+		d := &decoder{h: history.New(), file: "f", allTS: true}
+		line, err := d.parallelAt(bytes.NewReader(tc.in), int64(len(tc.in)))
+		if (err != nil) != tc.wantError || line < tc.lo || line > tc.hi {
+			t.Errorf("%s: resumed at line %d (want %d..%d), err %v", tc.name, line, tc.lo, tc.hi, err)
+		}
+	}
+}
+
+// decodeOp decodes a one-transaction history holding op.
+func decodeOp(op string) (*history.History, error) {
+	return Decode(strings.NewReader(`[{"tid":1,"sid":2,"sts":3,"cts":4,"ops":[`+op+`,{"t":"r","k":1,"v":2}]}]`), history.DecodeOptions{Name: "f"})
+}
+
+// FuzzFastOp: an op the fast path decodes gives the same history (ids
+// included) as the general path, which a space after the op's '{' forces.
+func FuzzFastOp(f *testing.F) {
+	for _, op := range []string{`{"t":"r","k":1,"v":null}`, `{"t":"w","k":-5,"v":7}`, `{"t":"a","k":3,"v":9}`,
+		`{"t":"r","k":3,"v":[9,2,-1]}`, `{"t":"r","k":3,"v":[]}`, `{"t":"w","k":3,"v":null}`, `{"t":"r","k":1,"v":1.5}`,
+		`{"t":"r","k":12345678901234567890,"v":1}`, `{"t":"r","k":1,"v":[1,]}`, `{"t":"x","k":1,"v":1}`, `{"t":"r","k":1,"v":2e3}`} {
+		f.Add(op)
+	}
+	f.Fuzz(func(t *testing.T, op string) {
+		if !strings.HasPrefix(op, `{"t":`) {
+			return
+		}
+		want, wantErr := decodeOp(`{ ` + op[1:])
+		got, gotErr := decodeOp(op)
+		if wantErr != nil || gotErr != nil {
+			if wantErr == nil || gotErr == nil || wantErr.Error() != gotErr.Error() {
+				t.Fatalf("%s: errors differ:\ngeneral: %v\nfast:    %v", op, wantErr, gotErr)
+			}
+			return
+		}
+		if d := diffHistories(want, got); d != "" {
+			t.Fatalf("%s: %s", op, d)
+		}
+	})
+}
+
+// TestFastOpMatchesGeneral: whole generated histories decode the same
+// through the fast op path and the general one.
+func TestFastOpMatchesGeneral(t *testing.T) {
+	for _, list := range []bool{false, true} {
+		in := encoded(t, list, 300, 9)
+		slow := bytes.ReplaceAll(in, []byte(`{"t":`), []byte(`{ "t":`))
+		a, err := Decode(bytes.NewReader(slow), history.DecodeOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := Decode(bytes.NewReader(in), history.DecodeOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := diffHistories(a, b); d != "" {
+			t.Fatalf("list=%v: %s", list, d)
+		}
+	}
+}
