@@ -186,7 +186,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			}
 		}
 		h.Evidence = history.Evidence{Sessions: true, ClientTime: true, OpTime: true}
-		if wl.Name() == "predicate" {
+		if pr, ok := wl.(workload.PredicateReader); ok && pr.PredicateReads() {
 			h.Evidence.PredicateRead = true
 		}
 		rec.h = h
@@ -235,6 +235,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 	}
 
+	// Cancelling ctx (SIGINT) stops issuing transactions; those in flight
+	// finish on work, which is not cancelled (each is bounded by
+	// TxnTimeout), and the recorder drains the commit stream on it, so an
+	// interrupted run still ends with a complete, checkable history.
+	work := context.WithoutCancel(ctx)
 	var cnt counters
 	start := time.Now()
 	clock := func() int64 { return int64(time.Since(start)) }
@@ -258,7 +263,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	ch := make(chan *rawTxn, 4*cfg.Clients+64)
 	recErr := make(chan error, 1)
 	if !cfg.NoRecord {
-		go func() { recErr <- rec.loop(ctx, ch) }()
+		go func() { recErr <- rec.loop(work, ch) }()
 	}
 	stopProgress := make(chan struct{})
 	var progWG sync.WaitGroup
@@ -286,7 +291,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		wg.Add(1)
 		go func(id int) {
 			defer wg.Done()
-			err := runClient(ctx, runCtx, &cfg, d, wl, shared, id, clock, claim, &cnt, ch)
+			err := runClient(work, runCtx, &cfg, d, wl, shared, id, clock, claim, &cnt, ch)
 			if err != nil {
 				fatalOnce.Do(func() { fatal = err; cancel() })
 			}
@@ -315,7 +320,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 
 // runClient is one client's loop: plan, BEGIN, execute, COMMIT, classify,
 // hand the attempt to the recorder, retry aborted plans as new
-// transactions.
+// transactions. It claims transactions while runCtx lasts; ctx (never
+// cancelled by Run's caller) carries the transactions themselves.
 func runClient(ctx, runCtx context.Context, cfg *Config, d db.DB, wl workload.Workload, shared *workload.Shared,
 	id int, clock func() int64, claim func() bool, cnt *counters, ch chan<- *rawTxn) error {
 	g := workload.NewGen(shared, cfg.Seed, id)
@@ -323,7 +329,11 @@ func runClient(ctx, runCtx context.Context, cfg *Config, d db.DB, wl workload.Wo
 	if err != nil {
 		return fmt.Errorf("client %d: connect: %v", id, err)
 	}
-	defer func() { conn.Close() }()
+	defer func() {
+		if conn != nil {
+			conn.Close()
+		}
+	}()
 	incarnation, seq := 0, 0
 	session := "c" + strconv.Itoa(id)
 	rec := workload.Recorder{Clock: clock}
@@ -679,7 +689,9 @@ func (r *recorder) poll(ctx context.Context) error {
 	if r.stream == nil {
 		return nil
 	}
-	recs, err := r.stream.Poll(ctx)
+	pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	recs, err := r.stream.Poll(pctx)
 	if err != nil {
 		r.warn(fmt.Sprintf("commit stream: %v; later commits get no commit order", err))
 		r.stream = nil
@@ -752,4 +764,30 @@ func (r *recorder) finish(ctx context.Context) error {
 		keep(r.ef.Sync())
 	}
 	return firstErr
+}
+
+// WithoutPredicateReads returns a copy of h without its predicate reads and
+// how many it dropped (h itself is unchanged; ops are shared). Checkers
+// that cannot interpret predicate reads (Elle's rw-register) can check the
+// projection: dropping reads only removes constraints, so a serializable
+// history stays serializable and any anomaly found in the projection is
+// one of h (Adya 1999: a read contributes only wr and rw edges).
+func WithoutPredicateReads(h *history.History) (*history.History, int) {
+	p := *h
+	p.Txns = make([]history.Txn, len(h.Txns))
+	n := 0
+	for i, t := range h.Txns {
+		ops := make([]history.Op, 0, len(t.Ops))
+		for _, o := range t.Ops {
+			if o.Kind == history.PredRead {
+				n++
+				continue
+			}
+			ops = append(ops, o)
+		}
+		t.Ops = ops
+		p.Txns[i] = t
+	}
+	p.Evidence.PredicateRead = false
+	return &p, n
 }

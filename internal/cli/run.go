@@ -167,8 +167,16 @@ func runRun(cmd *cobra.Command, f *runFlags) (int, error) {
 			}
 		}
 	}
+	// The first interrupt stops issuing transactions: those in flight
+	// finish, the history is completed and checked. A second one kills
+	// the process (the default action is restored), and the server drops
+	// the temporary replication slot with the session.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
 	res, err := record.Run(ctx, cfg)
 	if bar != nil {
 		_ = bar.Finish()
@@ -180,6 +188,9 @@ func runRun(cmd *cobra.Command, f *runFlags) (int, error) {
 		return ExitUsage, err
 	}
 	s := res.Stats
+	if ctx.Err() != nil {
+		fmt.Fprintf(stderr, "txray: interrupted: stopped after %d transactions; the history holds all of them\n", s.Txns)
+	}
 	rate := float64(s.Txns) / s.Elapsed.Seconds()
 	fmt.Fprintf(stdout, "ran %d txns in %.2fs (%.0f txn/s): %d committed, %d aborted (%d serialization, %d deadlock, %d other), %d unknown\n",
 		s.Txns, s.Elapsed.Seconds(), rate, s.Committed, s.Aborted, s.Serialization, s.Deadlock, s.Other, s.Unknown)
@@ -209,6 +220,21 @@ func runRun(cmd *cobra.Command, f *runFlags) (int, error) {
 		// (Elle's wfr-keys assumption), which orders the versions that
 		// read-modify-write workloads create.
 		cf.params = []string{"wfr-keys=true"}
+	}
+	if h.Evidence.PredicateRead {
+		if _, profile := model.LookupProfile(mdl); profile {
+			// Leopard verifies predicate reads against the profile's
+			// mechanisms; Elle's checkers cannot read them.
+			cf.checker = "leopard"
+		} else {
+			// Elle cannot interpret predicate reads; the projection without
+			// them keeps every anomaly it shows (dropping reads only drops
+			// constraints).
+			var n int
+			h, n = record.WithoutPredicateReads(h)
+			fmt.Fprintf(stdout, "note: %d predicate reads are not checked under %s (no model checker interprets them); --model %s:%s checks them with leopard\n",
+				n, mdl, h.Header.DB, h.Header.Level)
+		}
 	}
 	return checkAndReportFlags(cmd, res.Path, h, cf)
 }

@@ -94,12 +94,12 @@ func openMySQL(ctx context.Context, u *url.URL, o Options) (DB, error) {
 	}
 	conn, err := mysql.NewConnector(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("mysql %s: %v", u.Redacted(), err)
+		return nil, fmt.Errorf("mysql %s: %w", u.Redacted(), err)
 	}
 	m := &myDB{db: sql.OpenDB(conn), o: o}
 	if err := m.db.PingContext(ctx); err != nil {
 		m.db.Close()
-		return nil, fmt.Errorf("mysql %s: %v", u.Redacted(), err)
+		return nil, fmt.Errorf("mysql %s: %w", u.Redacted(), err)
 	}
 	v, _ := m.Version(ctx)
 	m.mariadb = strings.Contains(strings.ToLower(v), "mariadb")

@@ -68,11 +68,11 @@ const pgDeadlockTimeout = "10ms"
 func openPostgres(ctx context.Context, url string, o Options) (DB, error) {
 	cfg, err := pgx.ParseConfig(url)
 	if err != nil {
-		return nil, fmt.Errorf("postgres %s: %v", redact(url), err)
+		return nil, fmt.Errorf("postgres %s: %w", redact(url), err)
 	}
 	c, err := pgx.ConnectConfig(ctx, cfg.Copy())
 	if err != nil {
-		return nil, fmt.Errorf("postgres %s: %v", redact(url), err)
+		return nil, fmt.Errorf("postgres %s: %w", redact(url), err)
 	}
 	p := &pgDB{url: url, cfg: cfg, o: o, level: o.Level, setup: c}
 	if _, set := cfg.RuntimeParams["deadlock_timeout"]; !set {

@@ -39,6 +39,9 @@ func newPredicate(d db.Dialect) *predicate {
 
 func (w *predicate) Name() string { return "predicate" }
 
+// PredicateReads: the workload records range reads as predicate reads.
+func (w *predicate) PredicateReads() bool { return true }
+
 func (w *predicate) Setup(d db.DB, _ Config) []string {
 	return []string{"DROP TABLE IF EXISTS " + PredTable,
 		"CREATE TABLE " + PredTable + " (k BIGINT NOT NULL PRIMARY KEY, v BIGINT)"}

@@ -66,6 +66,9 @@ func newTPCC(d db.Dialect) *tpcc { return &tpcc{d: d} }
 
 func (w *tpcc) Name() string { return "tpcc" }
 
+// PredicateReads: SELECTs by a condition are recorded as predicate reads.
+func (w *tpcc) PredicateReads() bool { return true }
+
 func tpccTable(n string) string { return "txray_tpcc_" + n }
 
 // ph renders n placeholders starting at from, comma separated.

@@ -141,6 +141,12 @@ type Workload interface {
 	Exec(ctx context.Context, c db.Conn, g *Gen, p *Plan, rec *Recorder) error
 }
 
+// PredicateReader is implemented by workloads that record predicate reads
+// (history.PredRead), so the history header can declare them.
+type PredicateReader interface {
+	PredicateReads() bool
+}
+
 // Names lists the workloads New accepts.
 func Names() []string {
 	ns := make([]string, 0, len(registry))
