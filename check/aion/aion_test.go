@@ -284,3 +284,65 @@ func TestUnknownOutcomeWriter(t *testing.T) {
 		t.Fatalf("aborted writer: %v", r.Verdict)
 	}
 }
+
+// TestIntBigTransaction: the Int axiom in a transaction of more than 64
+// ops (where the last access per key is found through an index, not a
+// scan) finds exactly the violations a small transaction would: the last
+// access decides, list ops do not count.
+func TestIntBigTransaction(t *testing.T) {
+	for _, n := range []int{10, 100} {
+		c, _ := newTest("snapshot-isolation")
+		ops := []string{"w x 1", "r x 1", "append x 5", "w y 2"}
+		for i := 0; i < n; i++ {
+			ops = append(ops, fmt.Sprintf("w k%d %d", i, i))
+		}
+		// r x 1 passes (last access w x 1; the append is a list op),
+		// r y 3 fails (last access w y 2), r x 1 after w x 7 fails, and
+		// r x 7 fails (the last access is that read of 1).
+		ops = append(ops, "r x 1", "r y 3", "w x 7", "r x 1", "r x 7")
+		x := tx(c, "1", "a", 1, 2, ops...)
+		x.Ops[2].List = true
+		if err := c.Add(x); err != nil {
+			t.Fatal(err)
+		}
+		r := c.Close()
+		if got := r.Stats; r.Verdict != check.Invalid || len(r.Anomalies) != 3 {
+			t.Fatalf("n=%d: %v %v %v", n, r.Verdict, r.Anomalies, got)
+		}
+		for i, want := range []string{"op " + fmt.Sprint(n+5) + " (r y 3) follows op 3 (w y 2)",
+			"op " + fmt.Sprint(n+7) + " (r x 1) follows op " + fmt.Sprint(n+6) + " (w x 7)",
+			"op " + fmt.Sprint(n+8) + " (r x 7) follows op " + fmt.Sprint(n+7) + " (r x 1)"} {
+			if a := r.Anomalies[i]; a.Type != TypeInternal || !strings.Contains(a.Explanation, want) {
+				t.Errorf("n=%d: anomaly %d %s: %s, want %q", n, i, a.Type, a.Explanation, want)
+			}
+		}
+	}
+}
+
+// TestGhostWriter: once a version is the one visible at the watermark, its
+// writer is kept without its ops (memory stays bounded by keys, not by
+// transactions); a late NoConflict against it still names the writer and
+// its timestamps, while a writer above the watermark is listed in full.
+func TestGhostWriter(t *testing.T) {
+	c, ck := newTest("snapshot-isolation")
+	for _, x := range []*Txn{tx(c, "1", "a", 1, 2, "w x 1"), tx(c, "2", "b", 3, 4, "w x 2", "w y 5")} {
+		if err := c.Add(x); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ck.t = ck.t.Add(2 * time.Second)
+	c.Tick() // watermark 3: T1's version of x is the one visible there
+	if err := c.Add(tx(c, "3", "c", 1, 5, "w x 3")); err != nil {
+		t.Fatal(err)
+	}
+	r := c.Close()
+	if r.Verdict != check.Invalid || len(r.Anomalies) != 2 {
+		t.Fatalf("%v %v", r.Verdict, r.Anomalies)
+	}
+	all := r.Anomalies[0].Explanation + "\n" + r.Anomalies[1].Explanation
+	for _, want := range []string{"T(1) [ops no longer retained] (sts 1, cts 2)", "T(2) [w x 2, w y 5] (sts 3, cts 4)"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("missing %q in\n%s", want, all)
+		}
+	}
+}

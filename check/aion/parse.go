@@ -3,6 +3,7 @@ package aion
 import (
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/txray/txray/history"
 	"github.com/txray/txray/history/timekiller"
@@ -13,6 +14,8 @@ import (
 // commit_ts and ops [{f,k,v}]) from a stream of JSON values: JSON Lines, or
 // JSON arrays of such objects (as an HTTP POST body may be). Header lines
 // ({"txray":1,...}) and non-transaction records are skipped and counted.
+// The ops of an aborted transaction are decoded and validated but not kept
+// (Txn.Ops is nil): Checker.Add only counts aborted transactions.
 type Reader struct {
 	lx      *timekiller.Lexer
 	c       *Checker
@@ -22,10 +25,18 @@ type Reader struct {
 	// LineOffset is added to line numbers in errors (for input fed in chunks).
 	LineOffset int
 	// keys caches key ids so decoding rarely takes the checker's lock; a
-	// Reader may run in a different goroutine from the checker.
+	// Reader may run in a different goroutine from the checker. Key ids
+	// never change once assigned. dkeys is a direct-index cache for small
+	// non-negative integer keys (id+1, 0 = not cached).
+	dkeys []int32
 	ikeys map[int64]int32
 	skeys map[string]int32
+	// opBuf: the ops of the transaction being decoded (reused)
+	opBuf []Op
 }
+
+// denseKeys bounds the direct-index key cache (entries).
+const denseKeys = 1 << 24
 
 // NewBytesReader returns a reader over b (which must not change meanwhile).
 func NewBytesReader(b []byte, c *Checker, name string) *Reader {
@@ -171,6 +182,9 @@ func (r *Reader) object() (*Txn, bool, error) {
 	if !sawStatus {
 		return nil, false, r.errf("status", "missing (committed, aborted or unknown)")
 	}
+	if t.Status != history.Aborted {
+		t.Ops = slices.Clone(r.opBuf)
+	}
 	return t, false, nil
 }
 
@@ -255,7 +269,11 @@ func (r *Reader) ops(t *Txn) error {
 	if err := lx.Expect('['); err != nil {
 		return err
 	}
-	t.Ops = make([]Op, 0, 16)
+	// Ops are decoded into a reused buffer; the transaction gets an
+	// exact-size copy, or none if it aborted (the checker never looks at
+	// an aborted transaction's ops), once its status is known (see object).
+	ops := r.opBuf[:0]
+	defer func() { r.opBuf = ops }()
 	for first := true; ; first = false {
 		more, err := lx.More(']', first)
 		if err != nil || !more {
@@ -293,7 +311,7 @@ func (r *Reader) ops(t *Txn) error {
 				} else if len(s) == 1 && s[0] == 'w' {
 					o.Kind, kindOK = history.Write, true
 				} else if o.Kind, kindOK = history.ParseKind(string(s)); !kindOK {
-					return fmt.Errorf("ops[%d].f: unsupported micro-op %q", len(t.Ops), s)
+					return fmt.Errorf("ops[%d].f: unsupported micro-op %q", len(ops), s)
 				}
 			case 'k':
 				c, _ := lx.Peek()
@@ -316,7 +334,21 @@ func (r *Reader) ops(t *Txn) error {
 				} else {
 					n, err := lx.Int64()
 					if err != nil {
-						return fmt.Errorf("ops[%d].k: %v", len(t.Ops), err)
+						return fmt.Errorf("ops[%d].k: %v", len(ops), err)
+					}
+					if n >= 0 && n < denseKeys {
+						if n < int64(len(r.dkeys)) && r.dkeys[n] != 0 {
+							o.Key = r.dkeys[n] - 1
+							break
+						}
+						id := r.c.internKeyInt(n)
+						if n >= int64(len(r.dkeys)) {
+							r.dkeys = slices.Grow(r.dkeys, int(n)+1-len(r.dkeys))
+							r.dkeys = r.dkeys[:cap(r.dkeys)]
+						}
+						r.dkeys[n] = id + 1
+						o.Key = id
+						break
 					}
 					id, ok := r.ikeys[n]
 					if !ok {
@@ -337,7 +369,7 @@ func (r *Reader) ops(t *Txn) error {
 						return err
 					}
 				} else if o.V, err = r.val(); err != nil {
-					return fmt.Errorf("ops[%d].v: %v", len(t.Ops), err)
+					return fmt.Errorf("ops[%d].v: %v", len(ops), err)
 				}
 			default:
 				if err := lx.Skip(); err != nil {
@@ -346,10 +378,10 @@ func (r *Reader) ops(t *Txn) error {
 			}
 		}
 		if !kindOK {
-			return fmt.Errorf("ops[%d].f: missing", len(t.Ops))
+			return fmt.Errorf("ops[%d].f: missing", len(ops))
 		}
 		if o.Key < 0 && o.Kind != history.PredRead {
-			return fmt.Errorf("ops[%d].k: missing", len(t.Ops))
+			return fmt.Errorf("ops[%d].k: missing", len(ops))
 		}
 		if o.Kind == history.Append {
 			o.List = true
@@ -357,7 +389,7 @@ func (r *Reader) ops(t *Txn) error {
 		if o.Kind != history.Read && o.Kind != history.Write && o.Kind != history.Append {
 			o.List = true // predicate reads / increments: not checked online
 		}
-		t.Ops = append(t.Ops, o)
+		ops = append(ops, o)
 	}
 }
 
