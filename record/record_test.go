@@ -842,3 +842,62 @@ func TestPostgresInterruptedRunIsCompleteAndDropsSlot(t *testing.T) {
 		t.Fatalf("%d replication slots of this process left behind", n)
 	}
 }
+
+// TestPostgresWithoutSlotPrivilegeStillRecords: a server that does not let
+// the run read commit order (here: a role without the REPLICATION
+// privilege, which cannot create a logical replication slot; wal_level
+// below logical takes the same path) gives one notice, and the run records
+// everything else: xids, snapshots, client times; the header says commit
+// order is absent. The role and its database are created on the test
+// server (the default user is a superuser); the test skips if it cannot.
+func TestPostgresWithoutSlotPrivilegeStillRecords(t *testing.T) {
+	reachable(t, pgURL())
+	ctx := context.Background()
+	admin, err := pgx.Connect(ctx, pgURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	var super bool
+	if err := admin.QueryRow(ctx, "SELECT rolsuper FROM pg_roles WHERE rolname = current_user").Scan(&super); err != nil || !super {
+		t.Skipf("%s is not a superuser (%v): cannot create the unprivileged role", pgURL(), err)
+	}
+	var n int
+	_ = admin.QueryRow(ctx, "SELECT count(*) FROM pg_roles WHERE rolname = 'txray_noslot'").Scan(&n)
+	if n == 0 {
+		if _, err := admin.Exec(ctx, "CREATE ROLE txray_noslot LOGIN NOSUPERUSER NOREPLICATION"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_ = admin.QueryRow(ctx, "SELECT count(*) FROM pg_database WHERE datname = 'txray_noslot'").Scan(&n)
+	if n == 0 {
+		if _, err := admin.Exec(ctx, "CREATE DATABASE txray_noslot OWNER txray_noslot"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	u := "postgres://txray_noslot@" + admin.Config().Host + ":" + fmt.Sprint(admin.Config().Port) + "/txray_noslot"
+	var warnings []string
+	res := runRecorded(t, Config{DB: u, Level: db.Serializable, Workload: "list-append", Clients: 3, Txns: 300,
+		WL:   workload.Config{Keys: 8, Ops: 4, ReadRatio: 0.5, MaxWritesPerKey: 32},
+		Warn: func(s string) { warnings = append(warnings, s) }})
+	h := res.History
+	slotNotices := 0
+	for _, w := range warnings {
+		if strings.Contains(w, "commit order") {
+			slotNotices++
+		}
+	}
+	if slotNotices != 1 {
+		t.Fatalf("%d notices about commit order, want 1: %q", slotNotices, warnings)
+	}
+	if h.Evidence.CommitOrder || h.Header.Extra["commit_ts"] != "" {
+		t.Fatalf("header claims commit order: %+v %q", h.Evidence, h.Header.Extra["commit_ts"])
+	}
+	for i := range h.Txns {
+		if h.Txns[i].CommitTS.Set {
+			t.Fatalf("%s has a commit_ts without commit-order evidence", h.TxnString(int32(i)))
+		}
+	}
+	checkPGEvidence(t, res) // xid and snapshot per transaction
+	wantValid(t, checkWith(t, h, "list-append", "serializable", nil))
+}
