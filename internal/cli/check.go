@@ -271,22 +271,29 @@ func checkAndReport(cmd *cobra.Command, name string, h *history.History, mdl str
 }
 
 func checkAndReportFlags(cmd *cobra.Command, name string, h *history.History, f *checkFlags) (int, error) {
+	_, code, err := checkAndReportInput(cmd, name, h, f)
+	return code, err
+}
+
+// checkAndReportInput is checkAndReportFlags that also returns the checked
+// input (nil on error).
+func checkAndReportInput(cmd *cobra.Command, name string, h *history.History, f *checkFlags) (*report.Input, int, error) {
 	params, err := parseParams(f.params)
 	if err != nil {
-		return ExitUsage, err
+		return nil, ExitUsage, err
 	}
 	in, code, err := checkHistory(cmd, name, h, f, params, time.Now())
 	if err != nil {
-		return ExitUsage, err
+		return nil, ExitUsage, err
 	}
 	if f.out != "" && in != nil {
 		p, err := report.WriteHTML(f.out, []*report.Input{in})
 		if err != nil {
-			return ExitUsage, err
+			return nil, ExitUsage, err
 		}
 		fmt.Fprintf(cmd.OutOrStdout(), "report: %s\n", p)
 	}
-	return code, nil
+	return in, code, nil
 }
 
 var _ io.Writer = os.Stdout

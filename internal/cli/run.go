@@ -14,6 +14,7 @@ import (
 	"golang.org/x/term"
 
 	// The checkers `txray run` needs for the histories it records.
+	"github.com/txray/txray/check"
 	_ "github.com/txray/txray/check/elle"
 	"github.com/txray/txray/model"
 	"github.com/txray/txray/record"
@@ -236,7 +237,41 @@ func runRun(cmd *cobra.Command, f *runFlags) (int, error) {
 				n, mdl, h.Header.DB, h.Header.Level)
 		}
 	}
-	return checkAndReportFlags(cmd, res.Path, h, cf)
+	in, code, err := checkAndReportInput(cmd, res.Path, h, cf)
+	if err != nil || in == nil || len(in.Results) == 0 {
+		return code, err
+	}
+	if line := promiseLine(h.Header.DB, h.Header.Level, mdl, in.Results[0]); line != "" {
+		fmt.Fprintln(stdout, line)
+	}
+	return code, nil
+}
+
+// promiseLine says whether the run kept the promise of the level it ran at
+// (defaultModel: e.g. snapshot isolation for PostgreSQL repeatable read),
+// when the history was checked against another model: the promise is broken
+// exactly when an anomaly found is one the promised model prohibits
+// (model.Prohibits). The exit code stays that of the checked model.
+func promiseLine(dbName, level, checked string, r *check.Result) string {
+	promised := defaultModel(dbName, level)
+	if promised == checked || r == nil {
+		return ""
+	}
+	var broken []string
+	for _, a := range r.AnomalyTypes {
+		if model.Prohibits(promised, a) {
+			broken = append(broken, a)
+		}
+	}
+	switch {
+	case len(broken) > 0:
+		return fmt.Sprintf("level %s on %s promises %s: BROKEN (%s prohibited by it)", level, dbName, promised, strings.Join(broken, ", "))
+	case r.Verdict == check.Unknown:
+		return fmt.Sprintf("level %s on %s promises %s: not decided (the check under %s was inconclusive)", level, dbName, promised, checked)
+	case r.Verdict == check.Invalid:
+		return fmt.Sprintf("level %s on %s promises %s: kept (every anomaly found is one %s allows; the exit code is for %s)", level, dbName, promised, promised, checked)
+	}
+	return fmt.Sprintf("level %s on %s promises %s: kept", level, dbName, promised)
 }
 
 // nopDialect lets the command validate --workload before opening a
