@@ -147,6 +147,12 @@ type keyState struct {
 	gcTS  history.Timestamp
 	gced  bool // versions older than gcTS were discarded
 	nfail int  // pending reads currently failing
+	// nfinal: reads in reads that are final (dropped by Tick once they
+	// are half of them, so each read is moved O(1) times)
+	nfinal int
+	// maxSnapP bounds from above the P of every read's snapshot in reads,
+	// so install can skip a read-free key without touching its reads.
+	maxSnapP int64
 	// active: the key is in Checker.active: it has more than one version,
 	// or pending reads, or a version whose writer is not yet a ghost, so
 	// Tick has work on it.
@@ -451,6 +457,9 @@ func (c *Checker) newRead() *read {
 }
 
 func (ks *keyState) insertRead(r *read) {
+	if len(ks.reads) == 0 || r.snap.P > ks.maxSnapP {
+		ks.maxSnapP = r.snap.P
+	}
 	n := len(ks.reads)
 	i := n
 	for i > 0 && r.snap.Less(ks.reads[i-1].snap) {
@@ -496,7 +505,7 @@ func (c *Checker) install(t *Txn, o *Op) {
 	c.activate(o.Key, ks)
 	// Reads whose visible version is now this one: snap in [cts, next cts).
 	rs := ks.reads
-	if len(rs) == 0 || !c.visible(t.CommitTS, rs[len(rs)-1].snap) {
+	if len(rs) == 0 || t.CommitTS.P > ks.maxSnapP || !c.visible(t.CommitTS, rs[len(rs)-1].snap) {
 		return
 	}
 	lo, hi := 0, len(rs) // first read that sees this version's commit
@@ -573,22 +582,25 @@ func (c *Checker) tick(before time.Time) {
 	for _, k := range c.active {
 		ks := c.keys.get(k)
 		// drop final reads
-		n := 0
-		for _, r := range ks.reads {
-			if !r.final {
-				ks.reads[n] = r
-				n++
+		if 2*ks.nfinal >= len(ks.reads) {
+			n := 0
+			for _, r := range ks.reads {
+				if !r.final {
+					ks.reads[n] = r
+					n++
+				}
 			}
+			clear(ks.reads[n:])
+			ks.reads = ks.reads[:n]
+			ks.nfinal = 0
 		}
-		clear(ks.reads[n:])
-		ks.reads = ks.reads[:n]
 		// keep the last version visible at w and everything after it
 		x := c.at(ks, w)
 		if x > 0 && ks.nfail > 0 {
 			// classify failing reads while the versions that may explain
 			// them are still here
 			for _, r := range ks.reads {
-				if r.fail && r.kind == "" {
+				if r.fail && !r.final && r.kind == "" {
 					r.kind = c.classify(ks, r)
 				}
 			}
@@ -628,6 +640,9 @@ func (c *Checker) finalize(r *read) {
 		return
 	}
 	r.final = true
+	if k := r.t.Ops[r.op].Key; int(k) < c.keys.n {
+		c.keys.get(k).nfinal++
+	}
 	if !r.fail {
 		return
 	}

@@ -33,6 +33,8 @@ type Reader struct {
 	skeys map[string]int32
 	// opBuf: the ops of the transaction being decoded (reused)
 	opBuf []Op
+	// sessions shares session name strings
+	sessions map[string]string
 }
 
 // denseKeys bounds the direct-index key cache (entries).
@@ -151,7 +153,7 @@ func (r *Reader) object() (*Txn, bool, error) {
 			if c, _ := lx.Peek(); c == 'n' {
 				_, err = lx.Literal()
 			} else {
-				t.Session, err = r.text()
+				t.Session, err = r.session()
 			}
 		case "status":
 			var s []byte
@@ -186,6 +188,33 @@ func (r *Reader) object() (*Txn, bool, error) {
 		t.Ops = slices.Clone(r.opBuf)
 	}
 	return t, false, nil
+}
+
+// session reads a session name, sharing one string per distinct name (a
+// stream has few sessions and many transactions).
+func (r *Reader) session() (string, error) {
+	c, _ := r.lx.Peek()
+	var b []byte
+	var err error
+	if c == '"' {
+		b, err = r.lx.String()
+	} else {
+		b, err = r.lx.Number()
+	}
+	if err != nil {
+		return "", err
+	}
+	if s, ok := r.sessions[string(b)]; ok {
+		return s, nil
+	}
+	s := string(b)
+	if r.sessions == nil {
+		r.sessions = map[string]string{}
+	}
+	if len(r.sessions) < 1<<16 {
+		r.sessions[s] = s
+	}
+	return s, nil
 }
 
 func (r *Reader) text() (string, error) {
