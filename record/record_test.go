@@ -43,6 +43,15 @@ func mysqlURL() string {
 // unknown host, or no answer in 5 s). Any other failure (authentication,
 // a missing database, a broken server) fails the test: the facts these
 // tests assert must not silently go unchecked.
+// contended is reachable for the long contention runs, which -short skips.
+func contended(t *testing.T, url string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("long contention run")
+	}
+	reachable(t, url)
+}
+
 func reachable(t *testing.T, url string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -239,21 +248,26 @@ func TestSQLiteSerializableRMWRegisterIsSerializable(t *testing.T) {
 	wantValid(t, checkWith(t, res.History, "rw-register", "serializable", map[string]string{"wfr-keys": "true"}))
 }
 
+// wantValidFor is wantValid for workload w, except that blind writes alone
+// (blindw-w) reveal no dependency to a black-box checker: there anything but
+// invalid is right.
+func wantValidFor(t *testing.T, w string, r *check.Result) {
+	t.Helper()
+	if w == "blindw-w" {
+		if r.Verdict == check.Invalid {
+			t.Fatalf("blindw-w invalid: %v", r.AnomalyTypes)
+		}
+		return
+	}
+	wantValid(t, r)
+}
+
 func TestSQLiteWorkloadsRecord(t *testing.T) {
 	for _, w := range []string{"rw-register", "blindw-w", "blindw-rw", "blindw-rw+"} {
 		t.Run(w, func(t *testing.T) {
 			res := runRecorded(t, Config{Workload: w, Clients: 3, Txns: 300,
 				WL: workload.Config{Keys: 8, Ops: 4, ReadRatio: 0.5, Dist: "zipfian"}})
-			r := checkWith(t, res.History, "rw-register", "serializable", nil)
-			if w == "blindw-w" {
-				// Blind writes alone reveal no dependency to a black-box
-				// checker: anything but invalid is right.
-				if r.Verdict == check.Invalid {
-					t.Fatalf("blindw-w on SQLite invalid: %v", r.AnomalyTypes)
-				}
-				return
-			}
-			wantValid(t, r)
+			wantValidFor(t, w, checkWith(t, res.History, "rw-register", "serializable", nil))
 		})
 	}
 }
@@ -344,10 +358,7 @@ func writer(t *history.Txn) bool {
 // shows read skew and write skew cycles (G-single, G2-item; Adya 1999 §4.4)
 // that serializable forbids — as Elle reports for PostgreSQL read committed.
 func TestPostgresReadCommittedListAppendNotSerializable(t *testing.T) {
-	if testing.Short() {
-		t.Skip("long contention run")
-	}
-	reachable(t, pgURL())
+	contended(t, pgURL())
 	res := runRecorded(t, Config{DB: pgURL(), Level: db.ReadCommitted, Workload: "list-append", Clients: 8, Txns: 2000,
 		WL: workload.Config{Keys: 5, Ops: 4, ReadRatio: 0.5, MaxWritesPerKey: 32}})
 	checkPGEvidence(t, res)
@@ -362,10 +373,7 @@ func TestPostgresReadCommittedListAppendNotSerializable(t *testing.T) {
 // contended list-append history is valid under snapshot isolation and
 // shows write skew (G2-item), which serializable forbids.
 func TestPostgresRepeatableReadIsSnapshotIsolation(t *testing.T) {
-	if testing.Short() {
-		t.Skip("long contention run")
-	}
-	reachable(t, pgURL())
+	contended(t, pgURL())
 	res := runRecorded(t, Config{DB: pgURL(), Level: db.RepeatableRead, Workload: "list-append", Clients: 8, Txns: 2000,
 		WL: workload.Config{Keys: 5, Ops: 4, ReadRatio: 0.5, MaxWritesPerKey: 32}})
 	checkPGEvidence(t, res)
@@ -378,10 +386,7 @@ func TestPostgresRepeatableReadIsSnapshotIsolation(t *testing.T) {
 // that read the same list both append to it: lost update (Elle), which
 // repeatable read forbids.
 func TestMariaDBRepeatableReadListAppendLostUpdate(t *testing.T) {
-	if testing.Short() {
-		t.Skip("long contention run")
-	}
-	reachable(t, mysqlURL())
+	contended(t, mysqlURL())
 	res := runRecorded(t, Config{DB: mysqlURL(), Level: db.RepeatableRead, Workload: "list-append", Clients: 8, Txns: 2000,
 		WL: workload.Config{Keys: 5, Ops: 4, ReadRatio: 0.5, MaxWritesPerKey: 32}})
 	wantAllAnomalies(t, checkWith(t, res.History, "list-append", "repeatable-read", nil), "lost-update")
@@ -391,10 +396,7 @@ func TestMariaDBRepeatableReadListAppendLostUpdate(t *testing.T) {
 // same register in two statements loses updates under read committed
 // (Berenson et al. 1995 P4; Adya G2-item).
 func TestPostgresReadCommittedRMWLostUpdate(t *testing.T) {
-	if testing.Short() {
-		t.Skip("long contention run")
-	}
-	reachable(t, pgURL())
+	contended(t, pgURL())
 	res := runRecorded(t, Config{DB: pgURL(), Level: db.ReadCommitted, Workload: "rmw-register", Clients: 8, Txns: 2000,
 		WL: workload.Config{Keys: 5, Ops: 4, ReadRatio: 0.2, MaxWritesPerKey: 32}})
 	wantAnomaly(t, checkWith(t, res.History, "rw-register", "serializable", map[string]string{"wfr-keys": "true"}),
@@ -406,10 +408,7 @@ func TestPostgresReadCommittedRMWLostUpdate(t *testing.T) {
 // conflict check, so read-modify-write loses updates, which repeatable
 // read (Adya PL-2.99) forbids.
 func TestMariaDBRepeatableReadRMWLostUpdate(t *testing.T) {
-	if testing.Short() {
-		t.Skip("long contention run")
-	}
-	reachable(t, mysqlURL())
+	contended(t, mysqlURL())
 	res := runRecorded(t, Config{DB: mysqlURL(), Level: db.RepeatableRead, Workload: "rmw-register", Clients: 8, Txns: 1500,
 		WL: workload.Config{Keys: 5, Ops: 4, ReadRatio: 0.2, MaxWritesPerKey: 32}})
 	wantAnomaly(t, checkWith(t, res.History, "rw-register", "repeatable-read", map[string]string{"wfr-keys": "true"}),
@@ -771,16 +770,7 @@ func TestEveryWorkloadEveryDatabaseSerializable(t *testing.T) {
 					if h.Evidence.PredicateRead && checker != "leopard" {
 						h = withoutPredReads(h)
 					}
-					r := checkWith(t, h, checker, mdl, params)
-					if w == "blindw-w" {
-						// Blind writes alone show no dependency to a
-						// black-box checker: anything but invalid is right.
-						if r.Verdict == check.Invalid {
-							t.Fatalf("blindw-w invalid: %v", r.AnomalyTypes)
-						}
-						return
-					}
-					wantValid(t, r)
+					wantValidFor(t, w, checkWith(t, h, checker, mdl, params))
 				})
 			}
 		})

@@ -1,13 +1,11 @@
 package sim
 
 import (
-	"bytes"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/txray/txray/history"
-	"github.com/txray/txray/history/jsonl"
 )
 
 // TestPredicateReads: with Config.PredicateReads the simulator records
@@ -77,18 +75,7 @@ func TestPredicateReads(t *testing.T) {
 			t.Fatalf("%s: %d predicate reads, %d rows", level, preds, rows)
 		}
 		// The stream (what txray gen writes) carries the same ops.
-		var buf bytes.Buffer
-		w := jsonl.NewWriter(&buf)
-		if _, err := Stream(cfg, w); err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
-		d, err := jsonl.Decode(&buf, history.DecodeOptions{Name: "stream"})
-		if err != nil {
-			t.Fatal(err)
-		}
+		d := streamHistory(t, cfg)
 		for i := range h.Txns {
 			if a, b := h.TxnString(int32(i)), d.TxnString(int32(i)); a != b {
 				t.Fatalf("%s: txn %d: %s vs %s", level, i, a, b)
@@ -131,18 +118,7 @@ func TestStreamReusesInterners(t *testing.T) {
 	if h.Values.Len() <= 1<<16 {
 		t.Fatalf("only %d values: the reset is not exercised", h.Values.Len())
 	}
-	var buf bytes.Buffer
-	w := jsonl.NewWriter(&buf)
-	if _, err := Stream(cfg, w); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	d, err := jsonl.Decode(&buf, history.DecodeOptions{Name: "stream"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := streamHistory(t, cfg)
 	if len(d.Txns) != len(h.Txns) {
 		t.Fatalf("stream has %d txns, generate %d", len(d.Txns), len(h.Txns))
 	}

@@ -264,6 +264,15 @@ func streamBytes(t testing.TB, cfg Config) []byte {
 	return b.Bytes()
 }
 
+// streamHistory decodes what Stream writes for cfg.
+func streamHistory(t testing.TB, cfg Config) *history.History {
+	d, err := jsonl.Decode(bytes.NewReader(streamBytes(t, cfg)), history.DecodeOptions{Name: "stream"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
 // TestDeterminism: the same seed gives byte-identical output; another seed
 // does not.
 func TestDeterminism(t *testing.T) {

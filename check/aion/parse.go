@@ -193,14 +193,7 @@ func (r *Reader) object() (*Txn, bool, error) {
 // session reads a session name, sharing one string per distinct name (a
 // stream has few sessions and many transactions).
 func (r *Reader) session() (string, error) {
-	c, _ := r.lx.Peek()
-	var b []byte
-	var err error
-	if c == '"' {
-		b, err = r.lx.String()
-	} else {
-		b, err = r.lx.Number()
-	}
+	b, err := r.rawText()
 	if err != nil {
 		return "", err
 	}
@@ -218,15 +211,17 @@ func (r *Reader) session() (string, error) {
 }
 
 func (r *Reader) text() (string, error) {
-	c, _ := r.lx.Peek()
-	var b []byte
-	var err error
-	if c == '"' {
-		b, err = r.lx.String()
-	} else {
-		b, err = r.lx.Number()
-	}
+	b, err := r.rawText()
 	return string(b), err
+}
+
+// rawText reads a string or a number as its raw bytes (valid until the next
+// read).
+func (r *Reader) rawText() ([]byte, error) {
+	if c, _ := r.lx.Peek(); c == '"' {
+		return r.lx.String()
+	}
+	return r.lx.Number()
 }
 
 func (r *Reader) ts() (history.Timestamp, error) {

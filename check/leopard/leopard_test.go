@@ -86,6 +86,22 @@ func run(t testing.TB, h *history.History, m string) *check.Result {
 	return r
 }
 
+// wantVerdict requires r valid when want is "", else invalid with an anomaly
+// of type want; it reports whether r is invalid.
+func wantVerdict(t *testing.T, r *check.Result, want string) bool {
+	t.Helper()
+	if want == "" {
+		if r.Verdict != check.Valid {
+			t.Fatalf("want valid, got %s %+v", r.Verdict, r.Anomalies)
+		}
+		return false
+	}
+	if r.Verdict != check.Invalid || !has(r, want) {
+		t.Fatalf("want %s, got %s %v", want, r.Verdict, r.AnomalyTypes)
+	}
+	return true
+}
+
 func has(r *check.Result, typ string) bool {
 	for _, a := range r.AnomalyTypes {
 		if a == typ {
@@ -510,14 +526,8 @@ func TestListPrefixCollectedAbort(t *testing.T) {
 			if n, _ := r.Stats["gc_versions"].(int64); n == 0 {
 				t.Fatalf("no version was collected before the read (stats %v): the case does not exercise collection", r.Stats)
 			}
-			if c.want == "" {
-				if r.Verdict != check.Valid {
-					t.Fatalf("want valid, got %s %+v", r.Verdict, r.Anomalies)
-				}
+			if !wantVerdict(t, r, c.want) {
 				return
-			}
-			if r.Verdict != check.Invalid || !has(r, c.want) {
-				t.Fatalf("want %s, got %s %v", c.want, r.Verdict, r.AnomalyTypes)
 			}
 			if a := r.Anomalies[0]; !strings.Contains(a.Explanation, "aborted") || len(a.Txns) != 2 {
 				t.Fatalf("explanation does not name the aborted appender: %+v", a)
