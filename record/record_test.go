@@ -18,6 +18,7 @@ import (
 	_ "github.com/txray/txray/check/elle"
 	"github.com/txray/txray/history"
 	"github.com/txray/txray/history/jsonl"
+	"github.com/txray/txray/internal/testenv"
 	"github.com/txray/txray/record/db"
 	"github.com/txray/txray/record/workload"
 )
@@ -60,7 +61,7 @@ func reachable(t *testing.T, url string) {
 	if err != nil {
 		var ne net.Error
 		if errors.As(err, &ne) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, syscall.ECONNREFUSED) {
-			t.Skipf("database server not reachable at %s (%v); skipping", url, err)
+			testenv.Missing(t, "database server not reachable at %s (%v)", url, err)
 		}
 		t.Fatalf("database server at %s answers but cannot be used: %v", url, err)
 	}
@@ -597,7 +598,7 @@ func TestMariaDBGTIDCommitOrder(t *testing.T) {
 		WL: workload.Config{Keys: 10, Ops: 4, ReadRatio: 0.5, MaxWritesPerKey: 32}})
 	h := res.History
 	if !h.Evidence.CommitOrder {
-		t.Skipf("MariaDB at %s has no binary log (start it with --log-bin, or set TXRAY_MYSQL_BINLOG_URL)", u)
+		testenv.Missing(t, "MariaDB at %s has no binary log (start it with --log-bin, or set TXRAY_MYSQL_BINLOG_URL)", u)
 	}
 	seen := map[history.Timestamp]int32{}
 	for i := range h.Txns {
@@ -850,7 +851,7 @@ func TestPostgresWithoutSlotPrivilegeStillRecords(t *testing.T) {
 	defer admin.Close(ctx)
 	var super bool
 	if err := admin.QueryRow(ctx, "SELECT rolsuper FROM pg_roles WHERE rolname = current_user").Scan(&super); err != nil || !super {
-		t.Skipf("%s is not a superuser (%v): cannot create the unprivileged role", pgURL(), err)
+		testenv.Missing(t, "%s is not a superuser (%v): cannot create the unprivileged role", pgURL(), err)
 	}
 	var n int
 	_ = admin.QueryRow(ctx, "SELECT count(*) FROM pg_roles WHERE rolname = 'txray_noslot'").Scan(&n)

@@ -106,6 +106,9 @@ func runCheck(cmd *cobra.Command, files []string, f *checkFlags) (int, error) {
 			codes = append(codes, ExitUsage)
 			continue
 		}
+		for _, n := range h.Notices {
+			fmt.Fprintln(cmd.ErrOrStderr(), "txray: notice:", n)
+		}
 		in, code, err := checkHistory(cmd, file, h, f, params, start)
 		if err != nil {
 			return ExitUsage, err
