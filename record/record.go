@@ -69,6 +69,11 @@ type Config struct {
 	// wrapHistory, if set, wraps the history file's writer (tests inject
 	// write failures with it).
 	wrapHistory func(io.Writer) io.Writer
+	// afterLock, if set, is called once the run holds the database's run
+	// lock (Exclusive), and onStart just before the clients start (after
+	// setup): tests synchronise with the run through them instead of
+	// guessing with sleeps.
+	afterLock, onStart func()
 	// Warn receives each limitation once (e.g. no logical decoding).
 	Warn func(string)
 	// Progress, if set, is called about every 200ms and at the end.
@@ -189,6 +194,9 @@ func run(ctx context.Context, cfg Config) (*Result, error) {
 		warn("another txray run is using this database (its tables have fixed names); waiting for it to finish")
 	}); err != nil {
 		return nil, err
+	}
+	if cfg.afterLock != nil {
+		cfg.afterLock()
 	}
 	version, err := d.Version(ctx)
 	if err != nil {
@@ -326,6 +334,9 @@ func run(ctx context.Context, cfg Config) (*Result, error) {
 		}()
 	}
 
+	if cfg.onStart != nil {
+		cfg.onStart()
+	}
 	var wg sync.WaitGroup
 	var fatalOnce sync.Once
 	var fatal error
