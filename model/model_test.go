@@ -293,12 +293,14 @@ func TestProhibits(t *testing.T) {
 
 // TestProhibitedAnomaliesReadCommitted mirrors Elle's
 // anomalies-prohibited-by-test for read committed, plus txray's additions
-// (garbage-versions, result-set-mismatch) and the -process/-realtime
+// (garbage-versions, result-set-mismatch, and the order-free read anomalies
+// of readanomaly.go) and the -process/-realtime
 // variants Elle's closure also contains... Elle's closure over
 // all-anomalies-implying does not add G1-process, so neither do we.
 func TestProhibitedAnomaliesReadCommitted(t *testing.T) {
 	want := set(DirtyUpdate, G1a, G1b, G1c, G1, G0, PL1CycleExists, PL2CycleExists, CyclicVersions,
-		DuplicateElements, IncompatibleOrder, FutureRead, GarbageVersions, ResultSetMismatch)
+		DuplicateElements, IncompatibleOrder, FutureRead, GarbageVersions, ResultSetMismatch,
+		ThinAirRead, AbortedRead, IntermediateRead, NotMyOwnWrite, NotMyLastWrite)
 	if got := ProhibitedAnomalies("read-committed"); !eq(got, want) {
 		t.Errorf("ProhibitedAnomalies(rc) = %v\nwant %v", got, want)
 	}
