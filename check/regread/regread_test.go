@@ -212,3 +212,34 @@ func TestWriterOfOutOfRange(t *testing.T) {
 		t.Errorf("Writes: %v", a.Writes(0))
 	}
 }
+
+// TestDropInitialTxn: the initial transaction is removed and reads of its
+// values become reads of the initial state; a write skew between the two
+// remaining transactions is then plain to every checker.
+func TestDropInitialTxn(t *testing.T) {
+	h := build(t, []tx{
+		{'c', 0, "w x 0, w y 0"},
+		{'c', 0, "r x 0, r y 0, w x 1"},
+		{'c', 1, "r x 0, r y 0, w y 2"},
+	})
+	if !DropInitialTxn(h, Options{InitialValue: "0"}) {
+		t.Fatal("initial transaction not dropped")
+	}
+	if len(h.Txns) != 2 || h.Txns[0].Index != 0 || h.Txns[0].Seq != 0 || h.Txns[1].Index != 1 {
+		t.Fatalf("renumbering: %+v", h.Txns)
+	}
+	for _, tt := range h.Txns {
+		for _, o := range tt.Ops[:2] {
+			if o.Value != history.NoValue {
+				t.Errorf("read not rewritten: %s", h.TxnString(tt.Index))
+			}
+		}
+	}
+	if h.Ignored["explicit initial transaction"] != 1 || len(h.Notes) != 1 {
+		t.Errorf("not accounted: %v %v", h.Ignored, h.Notes)
+	}
+	h2 := build(t, []tx{{'c', 0, "w x 0"}, {'c', 0, "r x nil"}})
+	if DropInitialTxn(h2, Options{InitialValue: "0"}) || len(h2.Txns) != 2 {
+		t.Errorf("dropped a transaction whose prior state was observed")
+	}
+}
