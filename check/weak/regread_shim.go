@@ -181,4 +181,3 @@ func (a *readAnalysis) add2(h *history.History, tx int, j int, w int32, typ, why
 	last.Txns = append(last.Txns, w)
 	last.Ops[w] = h.TxnString(w)
 }
-
