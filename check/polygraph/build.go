@@ -38,12 +38,12 @@ type ledge struct {
 // other's first, and an rw edge from every reader of that last writer.
 type constraint struct {
 	key      int32
-	x, y     int32    // first writer (node) of each chain, for rendering
+	x, y     int32       // first writer (node) of each chain, for rendering
 	opt      [2][2]int32 // edge index ranges [start, end) of option A, B
-	fixed    int8     // 0 unresolved, +1 A, -1 B (fixed by pruning)
-	round    int32    // pruning round that fixed it
-	reason   int32    // edge of the rejected option that closed a cycle
-	variable int32    // SAT variable (1-based), 0 if not in the SAT problem
+	fixed    int8        // 0 unresolved, +1 A, -1 B (fixed by pruning)
+	round    int32       // pruning round that fixed it
+	reason   int32       // edge of the rejected option that closed a cycle
+	variable int32       // SAT variable (1-based), 0 if not in the SAT problem
 }
 
 // problem is the polygraph of one history under one model.
