@@ -345,6 +345,9 @@ type Config struct {
 	// (default 1000); Jitter adds up to this much at random (default
 	// StepNanos/2).
 	StepNanos, Jitter int64
+	// Mix selects a workload mix (MixNames; rw-register only): what each
+	// micro-op does, overriding ReadRatio. Default "" (ReadRatio decides).
+	Mix string
 	// Lag bounds how many commits behind a read-only transaction's snapshot
 	// may be at Serializable (default 8).
 	Lag int
@@ -411,6 +414,9 @@ func (c Config) normalize() (Config, error) {
 		if !(p.v >= 0 && p.v <= 1) {
 			return c, fmt.Errorf("%s %v is not in [0,1]", p.n, p.v)
 		}
+	}
+	if err := checkMix(c); err != nil {
+		return c, err
 	}
 	if c.PredicateReads > 0 && c.Workload != RWRegister {
 		return c, fmt.Errorf("predicate reads need the %s workload (rows are key/value pairs)", RWRegister)

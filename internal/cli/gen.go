@@ -76,6 +76,7 @@ allows the anomaly, or lacks the mechanism the fault breaks, its count stays 0
 	fl.StringVar(&f.cfg.Dist, "dist", d.Dist, "key distribution: uniform|zipfian|hotspot")
 	fl.StringVar(&f.ops, "ops", "1-4", "micro-ops per transaction: N or MIN-MAX")
 	fl.Float64Var(&f.cfg.ReadRatio, "read-ratio", d.ReadRatio, "probability that a micro-op is a read")
+	fl.StringVar(&f.cfg.Mix, "mix", "", "workload mix (rw-register; overrides --read-ratio): "+strings.Join(sim.MixNames(), "|"))
 	fl.Float64Var(&f.cfg.LockingReads, "locking-reads", 0, "probability that a read is a locking read (SELECT ... FOR UPDATE)")
 	fl.Float64Var(&f.cfg.PredicateReads, "predicate-reads", 0, "probability that a read is a predicate read over 2-4 keys, recorded with the version set it returned (rw-register, jsonl only)")
 	fl.Float64Var(&f.abortRt, "abort-rate", 0.02, "probability that a client rolls a transaction back")
