@@ -125,9 +125,9 @@ type Result struct {
 	Counts map[string]int `json:"counts,omitempty"`
 	// CountsAtLeast names the types whose Counts are lower bounds (the
 	// search for more stopped on its budget or a deadline).
-	CountsAtLeast []string `json:"counts_at_least,omitempty"`
-	Stats     map[string]any `json:"stats,omitempty"`
-	Warnings  []string       `json:"warnings,omitempty"`
+	CountsAtLeast []string       `json:"counts_at_least,omitempty"`
+	Stats         map[string]any `json:"stats,omitempty"`
+	Warnings      []string       `json:"warnings,omitempty"`
 }
 
 // Options configure a check.
