@@ -65,9 +65,11 @@ Adya/Liskov/O'Neil 2000, Bailis et al. (HAT, VLDB 2014), Cerone/Bernardi/Gotsman
   changes none of Elle's own test expectations.
 * Anomalies Elle lacks: ` + "`garbage-versions`" + ` and ` + "`result-set-mismatch`" + ` are prohibited by read-uncommitted (a read
   must return an installed version; a predicate read's rows must match its versions); the Chronos axioms
-  ` + "`ext`" + `, ` + "`noconflict`" + ` and ` + "`session`" + ` are prohibited by snapshot-isolation (and so by serializable, which
-  implies it in Elle's lattice). Elle's generalized SI has no session guarantee, but these anomalies exist only for
-  timestamp checkers, whose SI (Cerone et al. 2015, Chronos) includes the SESSION axiom. Chronos's INT axiom is
+  ` + "`ext`" + ` and ` + "`noconflict`" + ` are prohibited by snapshot-isolation (and so by serializable, which implies it in
+  Elle's lattice). The SESSION axiom (` + "`session`" + `) is prohibited by strong-session-snapshot-isolation and the models
+  implying it (strong-session-serializable, strong-snapshot-isolation, strict-serializable), not by snapshot-isolation:
+  Elle's and Adya's SI has no session guarantee, and the SI of Cerone et al. 2015 and Chronos, which includes
+  SESSION, is txray's strong-session-snapshot-isolation; the chronos checker checks it under those models only. Chronos's INT axiom is
   ` + "`internal`" + `; its strict-serializability failure ` + "`realtime`" + ` (commit timestamps against real time) is prohibited
   by strict-serializable. The Leopard mechanism violations ` + "`cr`, `me`, `fuw`, `sc`" + ` are prohibited only by
   DBMS profiles whose level uses that mechanism: a mechanism violation shows the implementation misbehaved, not by

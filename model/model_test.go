@@ -215,8 +215,12 @@ func TestProhibits(t *testing.T) {
 		{"snapshot-isolation", Internal, true},
 		{"snapshot-isolation", Ext, true},
 		{"snapshot-isolation", NoConflict, true},
-		{"snapshot-isolation", Session, true}, // Chronos/Cerone SI includes SESSION
-		{"serializable", Session, true},
+		// Elle's/Adya's SI has no session guarantee; Chronos/Cerone SI (with
+		// SESSION) is strong-session-snapshot-isolation.
+		{"snapshot-isolation", Session, false},
+		{"serializable", Session, false},
+		{"strong-session-snapshot-isolation", Session, true},
+		{"strong-session-serializable", Session, true},
 		{"read-committed", Session, false},
 		{"strict-serializable", RealtimeOrder, true},
 		{"serializable", RealtimeOrder, false},
