@@ -75,6 +75,7 @@ Adya/Liskov/O'Neil 2000, Bailis et al. (HAT, VLDB 2014), Cerone/Bernardi/Gotsman
 * ` + "`ROLA`" + ` (older Elle) is an alias of update-atomic (newer Elle).
 
 `)
+	p("%s", readChecksDoc) // model/readanomaly_doc_test.go
 	p("## Models\n\n| model | aliases | directly implies | directly prohibits |\n|---|---|---|---|\n")
 	for _, m := range Names() {
 		p("| %s | %s | %s | %s |\n", m, strings.Join(Aliases(m), ", "), strings.Join(sortedCopy(lattice[m]), ", "),
