@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/txray/txray/check"
+	"github.com/txray/txray/check/regread"
 	"github.com/txray/txray/history"
 	"github.com/txray/txray/model"
 )
@@ -45,7 +46,7 @@ type analysis struct {
 	ctx context.Context
 	h   *history.History
 	lv  level
-	rd  *readAnalysis
+	rd  *regread.Analysis
 	n   int
 	cap int
 
@@ -73,7 +74,7 @@ type analysis struct {
 func Analyze(ctx context.Context, h *history.History, lv level, opts check.Options) *Result {
 	a := &analysis{ctx: ctx, h: h, lv: lv, n: len(h.Txns), cap: opts.MaxPerType(),
 		res: &Result{Level: lv.String(), Counts: map[string]int{}, Stats: map[string]any{}}}
-	a.rd = readAnalyze(h)
+	a.rd = regread.Analyze(h, regread.Options{InitialValue: opts.Param("initial-value", "")})
 	for _, an := range a.rd.Anomalies {
 		a.res.Counts[an.Type]++
 		if a.res.Counts[an.Type] <= a.cap {
@@ -112,9 +113,6 @@ func Analyze(ctx context.Context, h *history.History, lv level, opts check.Optio
 	}
 	progress(opts, "cycles", 4, 5)
 	a.cycles()
-	if a.rd.Ambiguous > 0 {
-		a.res.Unknown = fmt.Sprintf("%d reads returned a value that two transactions wrote to the same key, so their writer is ambiguous and they were not checked", a.rd.Ambiguous)
-	}
 	a.stats()
 	progress(opts, "done", 5, 5)
 	return a.res
@@ -138,7 +136,8 @@ func (a *analysis) stats() {
 	s["transactions_checked"] = inc
 	s["co_edges_kept"] = len(a.edges)
 	s["co_edges_considered"] = a.edgesConsidered
-	s["ambiguous_reads"] = a.rd.Ambiguous
+	s["reads_checked"] = a.rd.Reads
+	s["initial_transaction"] = a.rd.InitTxn
 }
 
 // include picks the transactions of the history: committed ones, and
@@ -149,7 +148,7 @@ func (a *analysis) include() {
 	a.incl = make([]bool, a.n)
 	var work []int32
 	for i := range h.Txns {
-		if h.Txns[i].Status == history.Committed {
+		if h.Txns[i].Status == history.Committed && int32(i) != a.rd.InitTxn {
 			a.incl[i] = true
 			work = append(work, int32(i))
 		}
@@ -210,7 +209,17 @@ func (a *analysis) index() {
 	for i := range stamp {
 		stamp[i] = -1
 	}
-	seenW := map[int32]bool{}
+	nops := 0
+	for i := range h.Txns {
+		nops += len(h.Txns[i].Ops)
+	}
+	a.rdOp = make([]int32, 0, nops/2+16)
+	a.rdKey = make([]int32, 0, nops/2+16)
+	a.rdW = make([]int32, 0, nops/2+16)
+	a.wk = make([]int32, 0, nops/2+16)
+	a.pred = make([]int32, 0, a.n+nops/2+16)
+	a.predLab = make([]int32, 0, a.n+nops/2+16)
+	seenW := make([]int32, a.n) // seenW[w] == t+1: t already has a wr edge from w
 	for ti := range h.Txns {
 		a.rdStart[ti] = int32(len(a.rdOp))
 		a.wkStart[ti] = int32(len(a.wk))
@@ -223,7 +232,6 @@ func (a *analysis) index() {
 			a.pred = append(a.pred, a.sessions[a.sess[ti]][p-2])
 			a.predLab = append(a.predLab, -1)
 		}
-		clear(seenW)
 		for j := range t.Ops {
 			o := &t.Ops[j]
 			switch o.Kind {
@@ -234,14 +242,14 @@ func (a *analysis) index() {
 				}
 			case history.Read:
 				w := a.rd.WriterOf(int32(ti), j)
-				if w == noWriter || w == int32(ti) || (w >= 0 && !a.incl[w]) {
+				if w == regread.NoWriter || w == int32(ti) || (w >= 0 && !a.incl[w]) {
 					continue
 				}
 				a.rdOp = append(a.rdOp, int32(j))
 				a.rdKey = append(a.rdKey, o.Key)
 				a.rdW = append(a.rdW, w)
-				if w >= 0 && !seenW[w] {
-					seenW[w] = true
+				if w >= 0 && seenW[w] != int32(ti)+1 {
+					seenW[w] = int32(ti) + 1
 					a.pred = append(a.pred, w)
 					a.predLab = append(a.predLab, int32(j))
 				}
@@ -375,7 +383,7 @@ func (a *analysis) consider(t1, t3 int32, r int32, via int32, rank level, sameKe
 	a.edgesConsidered++
 	e := coEdge{from: t1, to: t2, reader: t3, key: a.rdKey[r], readOp: a.rdOp[r], via: via, rank: rank, sameKey: sameKey}
 	switch {
-	case t2 == initialWriter:
+	case t2 == regread.Initial:
 		a.contradictionInit++
 		a.report(e, nil, true)
 	case a.hbEq(t1, t2):

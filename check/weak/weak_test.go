@@ -60,25 +60,25 @@ var patterns = []struct {
 }{
 	{"thin-air", `
 		w(1,1,0,1)
-		r(1,7,1,2)   # nobody writes 7 to x`, want{I, I, I, model.GarbageVersions}},
+		r(1,7,1,2)   # nobody writes 7 to x`, want{I, I, I, model.ThinAirRead}},
 	{"aborted", `
 		w(1,1,0,-1)  # aborted
-		r(1,1,1,2)`, want{I, I, I, model.G1a}},
+		r(1,1,1,2)`, want{I, I, I, model.AbortedRead}},
 	{"future", `
 		r(1,1,0,1)
 		w(1,1,0,1)`, want{I, I, I, model.FutureRead}},
 	{"not-my-own-write", `
 		w(1,2,1,2)
 		w(1,1,0,1)
-		r(1,2,0,1)   # T1 wrote x=1, reads T2's 2`, want{I, I, I, model.Internal}},
+		r(1,2,0,1)   # T1 wrote x=1, reads T2's 2`, want{I, I, I, model.NotMyOwnWrite}},
 	{"not-my-last-write", `
 		w(1,1,0,1)
 		w(1,2,0,1)
-		r(1,1,0,1)`, want{I, I, I, model.Internal}},
+		r(1,1,0,1)`, want{I, I, I, model.NotMyLastWrite}},
 	{"intermediate", `
 		w(1,1,0,1)
 		w(1,2,0,1)
-		r(1,1,1,2)`, want{I, I, I, model.G1b}},
+		r(1,1,1,2)`, want{I, I, I, model.IntermediateRead}},
 	{"cyclic-co", `
 		r(1,1,0,1)   # T1 reads x=1 from T2, which follows it in session 0
 		w(1,1,0,2)`, want{I, I, I, model.CyclicCO}},
