@@ -82,7 +82,7 @@ func BenchmarkLevels(b *testing.B) {
 					b.ReportMetric(float64(r.Stats["co_edges_kept"].(int)), "co-edges")
 				}
 			}
-			b.ReportMetric((cpuTime() - c0).Seconds()/float64(b.N), "cpu-s/op")
+			b.ReportMetric((cpuTime()-c0).Seconds()/float64(b.N), "cpu-s/op")
 			b.ReportMetric(float64(len(h.Txns)), "txns")
 		})
 	}
