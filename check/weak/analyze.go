@@ -12,6 +12,10 @@ import (
 	"github.com/txray/txray/model"
 )
 
+// ccTableLimit bounds the key-major table of saturateCCTable (entries;
+// 128 MiB); tests lower it to exercise the per-pair sweep.
+var ccTableLimit int64 = 1 << 25
+
 // maxVCEntries bounds the vector-clock table (n·k int32 entries, 1 GiB);
 // beyond it the verdict is Unknown rather than an out-of-memory crash.
 const maxVCEntries = 1 << 28
@@ -25,6 +29,9 @@ type coEdge struct {
 	via int32
 	// rank is the weakest level whose axiom forces the edge.
 	rank level
+	// version: a list read showed from's element right before to's (the
+	// order of a list is the commit order of its appends).
+	version bool
 	// sameKey: via reads the same key (the two reads of a non-repeatable
 	// read).
 	sameKey bool
@@ -58,6 +65,7 @@ type analysis struct {
 
 	rdStart           []int32
 	rdOp, rdKey, rdW  []int32
+	lists             *listIndex // nil for register-only histories
 	wkStart           []int32
 	wk                []int32
 	predStart         []int32
@@ -82,6 +90,7 @@ func Analyze(ctx context.Context, h *history.History, lv level, opts check.Optio
 		}
 	}
 	progress(opts, "reads", 1, 5)
+	a.lists = newListIndex(h)
 	a.include()
 	if a.k > 0 && int64(a.n)*int64(a.k) > maxVCEntries {
 		a.res.Unknown = fmt.Sprintf("%d transactions × %d sessions exceed the vector-clock budget (%d entries); transactions without a session each count as one", a.n, a.k, maxVCEntries)
@@ -99,6 +108,9 @@ func Analyze(ctx context.Context, h *history.History, lv level, opts check.Optio
 		return a.res
 	}
 	a.clocks(order)
+	if a.lists != nil {
+		a.versionEdges()
+	}
 	progress(opts, "saturate", 3, 5)
 	switch lv {
 	case levelRC:
@@ -160,6 +172,14 @@ func (a *analysis) include() {
 			if w := a.rd.WriterOf(t, j); w >= 0 && !a.incl[w] && h.Txns[w].Status == history.Unknown {
 				a.incl[w] = true
 				work = append(work, w)
+			}
+			if o := &h.Txns[t].Ops[j]; a.lists != nil && o.Kind == history.Read && o.IsList {
+				for _, v := range o.List {
+					if w := a.lists.writer(o.Key, v); w >= 0 && !a.incl[w] && h.Txns[w].Status == history.Unknown {
+						a.incl[w] = true
+						work = append(work, w)
+					}
+				}
 			}
 		}
 	}
@@ -235,12 +255,18 @@ func (a *analysis) index() {
 		for j := range t.Ops {
 			o := &t.Ops[j]
 			switch o.Kind {
-			case history.Write:
+			case history.Write, history.Append:
 				if stamp[o.Key] != int32(ti) {
 					stamp[o.Key] = int32(ti)
 					a.wk = append(a.wk, o.Key)
 				}
 			case history.Read:
+				if o.IsList {
+					if a.lists != nil {
+						a.indexList(int32(ti), j, o, seenW)
+					}
+					continue
+				}
 				w := a.rd.WriterOf(int32(ti), j)
 				if w == regread.NoWriter || w == int32(ti) || (w >= 0 && !a.incl[w]) {
 					continue
@@ -257,6 +283,9 @@ func (a *analysis) index() {
 		}
 	}
 	a.rdStart[a.n] = int32(len(a.rdOp))
+	if a.lists != nil {
+		a.lists.list = append(a.lists.list, make([]bool, len(a.rdOp)-len(a.lists.list))...)
+	}
 	a.wkStart[a.n] = int32(len(a.wk))
 	a.predStart[a.n] = int32(len(a.pred))
 }
@@ -380,6 +409,12 @@ func (a *analysis) consider(t1, t3 int32, r int32, via int32, rank level, sameKe
 	if t1 == t2 {
 		return
 	}
+	if a.lists != nil && a.lists.list[r] {
+		if !a.inList(t1, r) {
+			a.missingAppend(coEdge{from: t1, to: t2, reader: t3, key: a.rdKey[r], readOp: a.rdOp[r], via: via, rank: rank, sameKey: sameKey})
+		}
+		return
+	}
 	a.edgesConsidered++
 	e := coEdge{from: t1, to: t2, reader: t3, key: a.rdKey[r], readOp: a.rdOp[r], via: via, rank: rank, sameKey: sameKey}
 	switch {
@@ -486,6 +521,7 @@ func (a *analysis) saturateRA() {
 	head := make([]int32, nk)
 	stamp := make([]int32, nk)
 	lastSo := make([]int32, nk)
+	soCnt := make([]int32, nk) // appenders/writers of the key earlier in the session
 	soStamp := make([]int32, nk)
 	for i := range stamp {
 		stamp[i], soStamp[i] = -1, -1
@@ -534,6 +570,12 @@ func (a *analysis) saturateRA() {
 						}
 					}
 				}
+				if a.lists != nil && a.lists.list[r] {
+					if soStamp[x] == int32(s) && soCnt[x] > a.soInList(t3, r) {
+						a.missingSo(t3, r)
+					}
+					continue
+				}
 				if soStamp[x] == int32(s) && lastSo[x] != done && lastSo[x] != a.rdW[r] {
 					t1 := lastSo[x]
 					via, rank, same := a.refine(t1, t3, r)
@@ -541,8 +583,13 @@ func (a *analysis) saturateRA() {
 				}
 			}
 			for i := a.wkStart[t3]; i < a.wkStart[t3+1]; i++ {
-				lastSo[a.wk[i]] = t3
-				soStamp[a.wk[i]] = int32(s)
+				x := a.wk[i]
+				if soStamp[x] != int32(s) {
+					soCnt[x] = 0
+				}
+				soCnt[x]++
+				lastSo[x] = t3
+				soStamp[x] = int32(s)
 			}
 		}
 	}
@@ -550,10 +597,18 @@ func (a *analysis) saturateRA() {
 
 // saturateCC: for each read of x by t3 and each session s, the latest
 // transaction of s that writes x and precedes t3 in (so ∪ wr)+ (Biswas &
-// Enea, Causal). Along a session the vector clocks only grow, so one sweep
-// per (reader session, writer session) pair finds them all: O(k·(n+m)).
+// Enea, Causal). Along a reader session the vector clocks only grow, so per
+// reader session one sweep of every writer session finds them all:
+// O(k·(n+m)) time. With few enough keys the latest writers are kept in a
+// key-major table (position per key and session), so one read compares a
+// contiguous row against its writer's vector clock; otherwise one sweep per
+// (reader, writer) session pair uses per-key scratch.
 func (a *analysis) saturateCC() {
 	nk := a.h.Keys.Len()
+	if int64(nk)*int64(a.k) <= ccTableLimit {
+		a.saturateCCTable()
+		return
+	}
 	last := make([]int32, nk)
 	gen := make([]int32, nk)
 	for i := range gen {
@@ -561,6 +616,12 @@ func (a *analysis) saturateCC() {
 	}
 	g := int32(0)
 	k := a.k
+	var cnt, acc []int32 // lists: appenders of a key in the causal past, per list read
+	if a.lists != nil {
+		cnt = make([]int32, nk)
+		acc = make([]int32, len(a.rdOp))
+		defer a.listCausalCheck(acc)
+	}
 	for r, rl := range a.sessions {
 		if a.ctx.Err() != nil {
 			return
@@ -578,8 +639,15 @@ func (a *analysis) saturateCC() {
 				for ptr < p {
 					w := sl[ptr]
 					for i := a.wkStart[w]; i < a.wkStart[w+1]; i++ {
-						last[a.wk[i]] = w
-						gen[a.wk[i]] = g
+						x := a.wk[i]
+						if cnt != nil {
+							if gen[x] != g {
+								cnt[x] = 0
+							}
+							cnt[x]++
+						}
+						last[x] = w
+						gen[x] = g
 					}
 					ptr++
 				}
@@ -591,15 +659,103 @@ func (a *analysis) saturateCC() {
 					if gen[x] != g {
 						continue
 					}
+					if acc != nil && a.lists.list[rr] {
+						acc[rr] += cnt[x]
+						continue
+					}
 					t1 := last[x]
 					if t1 == a.rdW[rr] {
+						continue
+					}
+					a.considerCC(t1, t3, rr)
+				}
+			}
+			g++
+		}
+	}
+}
+
+// considerCC is consider for a causal-axiom candidate, refining the premise
+// only for edges that are not implied by causal order.
+func (a *analysis) considerCC(t1, t3, rr int32) {
+	if t2 := a.rdW[rr]; t2 >= 0 && a.hbEq(t1, t2) && (a.lists == nil || !a.lists.list[rr]) {
+		a.edgesConsidered++
+		return
+	}
+	via, rank, same := a.refine(t1, t3, rr)
+	a.consider(t1, t3, rr, via, rank, same)
+}
+
+// saturateCCTable is saturateCC with a key-major table last[x*k+s] holding
+// the position (1-based, 0 = none) of the latest writer of x in session s
+// seen by the current reader session's sweep.
+func (a *analysis) saturateCCTable() {
+	nk, k := a.h.Keys.Len(), a.k
+	last := make([]int32, nk*k)
+	var cnt, acc []int32
+	if a.lists != nil {
+		cnt = make([]int32, nk*k)
+		acc = make([]int32, len(a.rdOp))
+		defer a.listCausalCheck(acc)
+	}
+	ptr := make([]int32, k)
+	for r, rl := range a.sessions {
+		if a.ctx.Err() != nil {
+			return
+		}
+		clear(last)
+		clear(cnt)
+		clear(ptr)
+		for _, t3 := range rl {
+			if a.rdStart[t3] == a.rdStart[t3+1] {
+				continue
+			}
+			row := a.vc[int(t3)*k : int(t3)*k+k]
+			for s, sl := range a.sessions {
+				p := row[s]
+				if s == r {
+					p = a.pos[t3] - 1
+				}
+				for q := ptr[s]; q < p; q++ {
+					w := sl[q]
+					for i := a.wkStart[w]; i < a.wkStart[w+1]; i++ {
+						x := int(a.wk[i])*k + s
+						last[x] = q + 1
+						if cnt != nil {
+							cnt[x]++
+						}
+					}
+				}
+				if p > ptr[s] {
+					ptr[s] = p
+				}
+			}
+			for rr := a.rdStart[t3]; rr < a.rdStart[t3+1]; rr++ {
+				base := int(a.rdKey[rr]) * k
+				lrow := last[base : base+k]
+				if acc != nil && a.lists.list[rr] {
+					for s := range lrow {
+						acc[rr] += cnt[base+s]
+					}
+					continue
+				}
+				t2 := a.rdW[rr]
+				var w2 []int32
+				if t2 >= 0 {
+					w2 = a.vc[int(t2)*k : int(t2)*k+k]
+				}
+				for s, lp := range lrow {
+					if lp == 0 || (w2 != nil && w2[s] >= lp) {
+						continue // no writer, or it precedes t2 causally
+					}
+					t1 := a.sessions[s][lp-1]
+					if t1 == t2 {
 						continue
 					}
 					via, rank, same := a.refine(t1, t3, rr)
 					a.consider(t1, t3, rr, via, rank, same)
 				}
 			}
-			g++
 		}
 	}
 }
@@ -609,14 +765,21 @@ func (a *analysis) saturateCC() {
 // "CM" when several co edges are involved).
 func anomalyType(es []coEdge, direct bool) string {
 	var worst level
-	allSame := true
+	allSame, allVersion := true, true
 	for _, e := range es {
+		if e.version {
+			continue
+		}
+		allVersion = false
 		if e.rank > worst {
 			worst = e.rank
 		}
 		if e.rank == levelRA && !e.sameKey {
 			allSame = false
 		}
+	}
+	if allVersion {
+		return model.CyclicCO
 	}
 	switch worst {
 	case levelRC:
