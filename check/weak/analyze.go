@@ -443,7 +443,7 @@ func (a *analysis) refine(t1, t3, r int32) (via int32, rank level, sameKey bool)
 		rank = levelRA
 	}
 	for i := a.rdStart[t3]; i < a.rdStart[t3+1]; i++ {
-		if a.rdW[i] != t1 {
+		if a.rdW[i] != t1 && (a.lists == nil || !a.lists.list[i] || !a.observed(t3, i, t1)) {
 			continue
 		}
 		same := a.rdKey[i] == a.rdKey[r]
@@ -485,20 +485,38 @@ func (a *analysis) saturateRC() {
 					a.consider(n.src, t3, r, n.via, levelRC, a.rdKey[a.readIndex(t3, n.via)] == x)
 				}
 			}
-			t2 := a.rdW[r]
-			if t2 < 0 || seen[t2] == t3 {
-				continue
-			}
-			seen[t2] = t3
-			for i := a.wkStart[t2]; i < a.wkStart[t2+1]; i++ {
-				y := a.wk[i]
-				if stamp[y] != t3 {
-					stamp[y] = t3
-					head[y] = -1
+			a.eachSource(t3, r, func(t2 int32) {
+				if seen[t2] == t3 {
+					return
 				}
-				pool = append(pool, node{t2, a.rdOp[r], head[y]})
-				head[y] = int32(len(pool) - 1)
-			}
+				seen[t2] = t3
+				for i := a.wkStart[t2]; i < a.wkStart[t2+1]; i++ {
+					y := a.wk[i]
+					if stamp[y] != t3 {
+						stamp[y] = t3
+						head[y] = -1
+					}
+					pool = append(pool, node{t2, a.rdOp[r], head[y]})
+					head[y] = int32(len(pool) - 1)
+				}
+			})
+		}
+	}
+}
+
+// eachSource calls f with the transaction read r observed (its writer; for
+// a list read every element's writer other than the reader).
+func (a *analysis) eachSource(t3, r int32, f func(int32)) {
+	if a.lists == nil || !a.lists.list[r] {
+		if t2 := a.rdW[r]; t2 >= 0 {
+			f(t2)
+		}
+		return
+	}
+	o := &a.h.Txns[t3].Ops[a.rdOp[r]]
+	for _, v := range o.List {
+		if w := a.lists.writer(o.Key, v); w >= 0 && w != t3 {
+			f(w)
 		}
 	}
 }
@@ -539,20 +557,21 @@ func (a *analysis) saturateRA() {
 			}
 			pool = pool[:0]
 			for r := a.rdStart[t3]; r < a.rdStart[t3+1]; r++ {
-				t2 := a.rdW[r]
-				if t2 < 0 || seen[t2] == t3 {
-					continue
-				}
-				seen[t2] = t3
-				for i := a.wkStart[t2]; i < a.wkStart[t2+1]; i++ {
-					y := a.wk[i]
-					if stamp[y] != t3 {
-						stamp[y] = t3
-						head[y] = -1
+				a.eachSource(t3, r, func(t2 int32) {
+					if seen[t2] == t3 {
+						return
 					}
-					pool = append(pool, node{t2, head[y]})
-					head[y] = int32(len(pool) - 1)
-				}
+					seen[t2] = t3
+					for i := a.wkStart[t2]; i < a.wkStart[t2+1]; i++ {
+						y := a.wk[i]
+						if stamp[y] != t3 {
+							stamp[y] = t3
+							head[y] = -1
+						}
+						pool = append(pool, node{t2, head[y]})
+						head[y] = int32(len(pool) - 1)
+					}
+				})
 			}
 			for r := a.rdStart[t3]; r < a.rdStart[t3+1]; r++ {
 				x := a.rdKey[r]

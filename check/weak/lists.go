@@ -321,3 +321,14 @@ func (a *analysis) listCausalCheck(acc []int32) {
 		}
 	}
 }
+
+// observed reports whether list read r of t3 contains an element of t1.
+func (a *analysis) observed(t3, r, t1 int32) bool {
+	o := &a.h.Txns[t3].Ops[a.rdOp[r]]
+	for _, v := range o.List {
+		if a.lists.writer(o.Key, v) == t1 {
+			return true
+		}
+	}
+	return false
+}

@@ -54,6 +54,7 @@ func TestListPatterns(t *testing.T) {
 		want  want
 	}{
 		{"non-monotonic-read", []string{"0: a 1 1, a 2 1", "1: r 2 1, r 1"}, want{I, I, I, model.NonMonotonicRead}},
+		{"non-monotonic-read (observed through a non-last element)", []string{"0: a 1 1, a 2 1", "1: a 1 2", "2: r 1 1 2, r 2"}, want{I, I, I, model.NonMonotonicRead}},
 		{"fractured-read", []string{"0: a 1 1, a 2 1", "1: r 2, r 1 1"}, want{V, I, I, model.FracturedRead}},
 		{"fractured-read (session)", []string{"0: a 1 1", "0: r 1"}, want{V, I, I, model.FracturedRead}},
 		{"non-repeatable-read", []string{"0: a 1 1", "1: r 1, r 1 1"}, want{V, I, I, model.NonRepeatableRead}},
