@@ -38,6 +38,33 @@ func (p *problem) physGraph(sel func(ei int32) bool) *pgraph {
 	return g
 }
 
+// with returns g plus the extra edges (physical from/to, logical id).
+func (g *pgraph) with(extra [][2]int32, eid []int32) *pgraph {
+	n := g.n
+	out := &pgraph{n: n, off: make([]int32, n+1)}
+	cnt := make([]int32, n+1)
+	for _, e := range extra {
+		cnt[e[0]+1]++
+	}
+	for v := int32(0); v < n; v++ {
+		out.off[v+1] = out.off[v] + (g.off[v+1] - g.off[v]) + cnt[v+1]
+	}
+	m := out.off[n]
+	out.to = make([]int32, m)
+	out.eid = make([]int32, m)
+	pos := make([]int32, n)
+	for v := int32(0); v < n; v++ {
+		k := copy(out.to[out.off[v]:], g.to[g.off[v]:g.off[v+1]])
+		copy(out.eid[out.off[v]:], g.eid[g.off[v]:g.off[v+1]])
+		pos[v] = out.off[v] + int32(k)
+	}
+	for i, e := range extra {
+		out.to[pos[e[0]]], out.eid[pos[e[0]]] = e[1], eid[i]
+		pos[e[0]]++
+	}
+	return out
+}
+
 // topo returns a topological order (Kahn), or ok=false if g is cyclic.
 func (g *pgraph) topo() (order []int32, ok bool) {
 	indeg := make([]int32, g.n)

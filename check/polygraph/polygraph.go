@@ -190,7 +190,6 @@ func (Checker) Check(ctx context.Context, h *history.History, opts check.Options
 	p := build(h, ra, pl.si, pl.session, pl.realtime && hasTimes(h))
 	found = append(found, p.anomalies...)
 	lap("build")
-	st["constraints_before_pruning"] = len(p.cons)
 	for k, v := range p.stats {
 		st[k] = v
 	}
@@ -228,6 +227,7 @@ func (Checker) Check(ctx context.Context, h *history.History, opts check.Options
 		}
 	}
 	st["constraints_after_pruning"] = remaining
+	st["constraints_before_pruning"] = p.stats["constraints"]
 	if err != nil {
 		r.Verdict, r.Reason = check.Unknown, "search stopped: "+err.Error()
 		return finish()

@@ -91,9 +91,23 @@ func (p *problem) prune(ctx context.Context) (out outcome, rounds int32, err err
 		rch, kind := newReach(g, order)
 		if rch == nil {
 			p.warnings = append(p.warnings, "reachability pruning skipped: the index would exceed memory bounds")
+		} else {
+			p.stats["reach_index"] = kind
+		}
+		if r == 0 {
+			pairs, conflict := p.genConstraints(rch)
+			p.stats["constraints"] = pairs
+			if conflict >= 0 {
+				c := &p.cons[conflict]
+				out.unsat = true
+				out.core = []cycleRec{p.closingOf(g, c, 0), p.closingOf(g, c, 1)}
+				return out, r, nil
+			}
+			continue
+		}
+		if rch == nil {
 			return out, r, nil
 		}
-		p.stats["reach_index"] = kind
 		changed := 0
 		for ci := range p.cons {
 			c := &p.cons[ci]
@@ -119,6 +133,16 @@ func (p *problem) prune(ctx context.Context) (out outcome, rounds int32, err err
 			return out, r + 1, nil
 		}
 	}
+}
+
+// closingOf returns the cycle the first closing edge of option o closes in g.
+func (p *problem) closingOf(g *pgraph, c *constraint, o int) cycleRec {
+	for ei := c.opt[o][0]; ei < c.opt[o][1]; ei++ {
+		if cyc := p.closingCycle(g, ei, 0); cyc != nil {
+			return cyc
+		}
+	}
+	return nil
 }
 
 // closingCycle returns the cycle logical edge ei closes in g (the known
@@ -214,6 +238,7 @@ func (p *problem) solve(ctx context.Context, budget int64) (out outcome, err err
 		return l
 	}
 	chosen := make([]bool, len(vars)+1)
+	base := p.physGraph(p.fixedSel(1 << 30))
 	var clauses [][]z.Lit
 	var cycles []cycleRec
 	seen := map[string]bool{}
@@ -242,15 +267,22 @@ func (p *problem) solve(ctx context.Context, budget int64) (out outcome, err err
 		for v := 1; v <= len(vars); v++ {
 			chosen[v] = s.Value(z.Var(v).Pos())
 		}
-		fs := p.fixedSel(1 << 30)
-		g := p.physGraph(func(ei int32) bool {
-			if fs(ei) {
-				return true
+		var extra [][2]int32 // (physical from, to) and logical edge
+		var extraE []int32
+		for v := 1; v <= len(vars); v++ {
+			c := &p.cons[vars[v-1]]
+			o := 0
+			if !chosen[v] {
+				o = 1
 			}
-			e := &p.edges[ei]
-			c := &p.cons[abs32(e.lit)-1]
-			return c.variable != 0 && chosen[c.variable] == (e.lit > 0)
-		})
+			for ei := c.opt[o][0]; ei < c.opt[o][1]; ei++ {
+				p.physEdges(&p.edges[ei], func(a, b int32) {
+					extra = append(extra, [2]int32{a, b})
+					extraE = append(extraE, ei)
+				})
+			}
+		}
+		g := base.with(extra, extraE)
 		if _, ok := g.topo(); ok {
 			out.sat = true
 			return out, nil
