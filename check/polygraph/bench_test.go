@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -91,9 +92,14 @@ func TestTimingProbe(t *testing.T) {
 		if only := os.Getenv("PG_PROBE"); only != "" && !strings.Contains(only, c.mix+fmt.Sprint(c.vo)) {
 			continue
 		}
+		if n, err := strconv.Atoi(os.Getenv("PG_N")); err == nil {
+			c.n = n
+		}
 		h := benchHistory(t, c.mix, c.n, 20, c.vo)
 		t0 := time.Now()
-		r, err := Checker{}.Check(context.Background(), h, check.Options{Model: c.m, Params: map[string]string{"inference": "false"}})
+		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+		defer cancel()
+		r, err := Checker{}.Check(ctx, h, check.Options{Model: c.m, Params: map[string]string{"inference": "false"}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -65,6 +65,19 @@ type problem struct {
 	stats     map[string]any
 	warnings  []string
 	deferCons []keyChains
+	pointTxn  []int32 // realtime point -> node of the completion it stands for
+}
+
+// nodeKey orders physical nodes for heuristics by the history's completion
+// order (a node, its SI copy and its real-time point come together).
+func (p *problem) nodeKey(v int32) int64 {
+	switch {
+	case v < p.nTxn:
+		return int64(v) * 2
+	case p.si:
+		return int64(v-p.nTxn)*2 + 1
+	}
+	return int64(p.pointTxn[v-p.nTxn])*2 + 1
 }
 
 // extRead is one transaction's external read of one key.
@@ -500,6 +513,7 @@ func (p *problem) addRealtime() {
 	base := p.nTxn
 	p.nPoints = int32(len(preds))
 	for k, pr := range preds {
+		p.pointTxn = append(p.pointTxn, pr.node)
 		p.addEdge(pr.node, base+int32(k), 0, graph.Realtime, graph.Why{Key: -1, Op1: -1, Op2: -1})
 		if k > 0 {
 			p.addEdge(base+int32(k-1), base+int32(k), 0, graph.Realtime, graph.Why{Key: -1, Op1: -1, Op2: -1})

@@ -89,6 +89,67 @@ func (g *pgraph) topo() (order []int32, ok bool) {
 	return order, len(order) == int(g.n)
 }
 
+// topoBy is a topological order of the acyclic g that, among the nodes
+// ready at each step, takes the one with the smallest key first (Kahn's
+// algorithm with a binary heap).
+func (g *pgraph) topoBy(key func(v int32) int64) []int32 {
+	indeg := make([]int32, g.n)
+	for _, t := range g.to {
+		indeg[t]++
+	}
+	var hp []int32
+	less := func(i, j int) bool { return key(hp[i]) < key(hp[j]) }
+	push := func(v int32) {
+		hp = append(hp, v)
+		for i := len(hp) - 1; i > 0; {
+			par := (i - 1) / 2
+			if !less(i, par) {
+				break
+			}
+			hp[i], hp[par] = hp[par], hp[i]
+			i = par
+		}
+	}
+	pop := func() int32 {
+		v := hp[0]
+		last := len(hp) - 1
+		hp[0] = hp[last]
+		hp = hp[:last]
+		for i := 0; ; {
+			l, r, m := 2*i+1, 2*i+2, i
+			if l < len(hp) && less(l, m) {
+				m = l
+			}
+			if r < len(hp) && less(r, m) {
+				m = r
+			}
+			if m == i {
+				break
+			}
+			hp[i], hp[m] = hp[m], hp[i]
+			i = m
+		}
+		return v
+	}
+	for v := int32(0); v < g.n; v++ {
+		if indeg[v] == 0 {
+			push(v)
+		}
+	}
+	order := make([]int32, 0, g.n)
+	for len(hp) > 0 {
+		v := pop()
+		order = append(order, v)
+		for k := g.off[v]; k < g.off[v+1]; k++ {
+			t := g.to[k]
+			if indeg[t]--; indeg[t] == 0 {
+				push(t)
+			}
+		}
+	}
+	return order
+}
+
 // reach answers reachability queries in a DAG.
 type reach interface {
 	reaches(u, v int32) bool

@@ -251,13 +251,54 @@ func (p *problem) solve(ctx context.Context, budget int64) (out outcome, err err
 		p.stats["sat_solver_ms"] = solveTime.Milliseconds()
 		p.stats["cycle_check_ms"] = (time.Since(t0) - solveTime).Milliseconds()
 	}()
+	// Preferred phases: orient every pair along a topological order of the known graph that
+	// breaks ties by the history's completion order (a proxy for the commit order). They are
+	// passed as assumptions; assumptions the solver reports as failed are dropped for good.
+	// This steers the search only: verdicts come from the clauses alone.
+	order := base.topoBy(p.nodeKey)
+	pos := make([]int32, base.n)
+	for i, v := range order {
+		pos[v] = int32(i)
+	}
+	var active []z.Lit
+	for v := 1; v <= len(vars); v++ {
+		e := &p.edges[p.cons[vars[v-1]].opt[0][0]]
+		l := z.Var(v).Pos()
+		if pos[e.from] > pos[e.to] {
+			l = l.Not()
+		}
+		active = append(active, l)
+	}
+	dropped := 0
+	defer func() { p.stats["sat_assumptions_dropped"] = dropped }()
 	for {
 		iters++
 		ts := time.Now()
+		s.Assume(active...)
 		res := solveCtx(ctx, s)
 		solveTime += time.Since(ts)
 		if res == 0 {
 			return out, ctx.Err()
+		}
+		if res < 0 && len(active) > 0 {
+			failed := map[z.Lit]bool{}
+			for _, l := range s.Why(nil) {
+				failed[l] = true
+			}
+			if len(failed) == 0 {
+				dropped += len(active)
+				active = nil
+				continue
+			}
+			keep := active[:0]
+			for _, l := range active {
+				if !failed[l] {
+					keep = append(keep, l)
+				}
+			}
+			dropped += len(active) - len(keep)
+			active = keep
+			continue
 		}
 		if res < 0 {
 			out.unsat = true
@@ -291,7 +332,7 @@ func (p *problem) solve(ctx context.Context, budget int64) (out outcome, err err
 		sc := newBFS(g.n)
 		var work int64
 		added := 0
-		for v := int32(0); v < g.n && added < 512 && work < 50_000_000; v++ {
+		for v := int32(0); v < g.n && added < 512 && work < 5_000_000; v++ {
 			cv := comp[v]
 			if size[cv] < 2 {
 				continue
