@@ -6,6 +6,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -96,6 +97,7 @@ func TestTimingProbe(t *testing.T) {
 			c.n = n
 		}
 		h := benchHistory(t, c.mix, c.n, 20, c.vo)
+		cpu0 := cpuTime()
 		t0 := time.Now()
 		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 		defer cancel()
@@ -103,6 +105,16 @@ func TestTimingProbe(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("%s n=%d %s vo=%v: %s in %v; stats %v", c.mix, c.n, c.m, c.vo, r.Verdict, time.Since(t0), r.Stats)
+		la, _ := os.ReadFile("/proc/loadavg")
+		t.Logf("%s n=%d %s vo=%v: %s in %v wall, %v CPU (load %s); stats %v", c.mix, c.n, c.m, c.vo, r.Verdict, time.Since(t0),
+			cpuTime()-cpu0, strings.Fields(string(la))[0], r.Stats)
 	}
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -292,6 +292,19 @@ func (p *problem) genConstraints(r reach) (pairs int, conflict int32) {
 	conflict = -1
 	dropped := 0
 	defer func() { p.stats["constraints_unread_dropped"] = dropped }()
+	// Reserve: at most 2 ww edges plus the readers of both tails per pair.
+	var nPairs, nEdges int
+	for _, kc := range p.deferCons {
+		reads := 0
+		for _, c := range kc.chains {
+			reads += len(kc.readersOf[c[len(c)-1]])
+		}
+		l := len(kc.chains)
+		nPairs += l * (l - 1) / 2
+		nEdges += l*(l-1) + max(l-1, 0)*reads
+	}
+	p.cons = slices.Grow(p.cons, nPairs)
+	p.edges = slices.Grow(p.edges, nEdges)
 	for _, kc := range p.deferCons {
 		cs := kc.chains
 		for i := 0; i < len(cs); i++ {

@@ -263,17 +263,21 @@ func newChainReach(g *pgraph, order []int32, chain, pos []int32, k int) *chainRe
 // reachability is skipped (the solver still decides, just with more work).
 const maxReachBytes = 1 << 30
 
-// newReach builds the cheaper exact index for the DAG g, or nil if both
-// would exceed maxReachBytes.
+// newReach builds the exact index that is cheaper to compute for the DAG
+// g (chains: O(m·k) for k chains; bitsets: O(m·n/64)) among those within
+// maxReachBytes, or nil if neither fits.
 func newReach(g *pgraph, order []int32) (reach, string) {
 	n := int64(g.n)
-	bitBytes := n * ((n + 63) / 64) * 8
+	m := int64(len(g.to)) + n
+	words := (n + 63) / 64
+	bitBytes := n * words * 8
 	chain, pos, k := chains(g, order)
 	chainBytes := n * int64(k) * 4
+	chainOK, bitOK := chainBytes <= maxReachBytes, bitBytes <= maxReachBytes
 	switch {
-	case chainBytes <= bitBytes && chainBytes <= maxReachBytes:
+	case chainOK && (!bitOK || m*int64(k) <= m*words):
 		return newChainReach(g, order, chain, pos, k), "chains"
-	case bitBytes <= maxReachBytes:
+	case bitOK:
 		return newBitReach(g, order), "bitsets"
 	}
 	return nil, ""

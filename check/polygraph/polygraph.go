@@ -186,9 +186,9 @@ func (Checker) Check(ctx context.Context, h *history.History, opts check.Options
 		lap("inference")
 	}
 	ra := analyzeReads(h, opts.Param("initial-value", "") == "0")
-	found = append(found, ra.Anomalies...)
+	found = addNew(found, ra.Anomalies)
 	p := build(h, ra, pl.si, pl.session, pl.realtime && hasTimes(h))
-	found = append(found, p.anomalies...)
+	found = addNew(found, p.anomalies)
 	lap("build")
 	for k, v := range p.stats {
 		st[k] = v
@@ -258,6 +258,35 @@ func (Checker) Check(ctx context.Context, h *history.History, opts check.Options
 		r.Verdict, r.Reason = check.Unknown, out.reason
 	}
 	return finish()
+}
+
+// addNew appends the anomalies of as that found does not already report
+// (same type and key, with transactions a subset of the new one's).
+func addNew(found, as []check.Anomaly) []check.Anomaly {
+	n := len(found)
+next:
+	for _, a := range as {
+		for _, f := range found[:n] {
+			if f.Type == a.Type && f.Key == a.Key && subset(f.Txns, a.Txns) {
+				continue next
+			}
+		}
+		found = append(found, a)
+	}
+	return found
+}
+
+func subset(a, b []int32) bool {
+	for _, x := range a {
+		in := false
+		for _, y := range b {
+			in = in || x == y
+		}
+		if !in {
+			return false
+		}
+	}
+	return true
 }
 
 // definite reports whether some anomaly already makes the verdict invalid.
