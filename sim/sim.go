@@ -252,7 +252,7 @@ const DefaultFaultProb = 0.1
 func ParseFault(s string) (Fault, error) {
 	name, p, hasP := strings.Cut(s, ":")
 	name = strings.TrimSpace(name)
-	if faultIdx(name) < 0 {
+	if faultIdx(name) < 0 && !isReplicatedFault(name) {
 		return Fault{}, fmt.Errorf("unknown fault %q (known: %s)", name, strings.Join(FaultNames(), ", "))
 	}
 	f := Fault{Name: name, Prob: DefaultFaultProb}
@@ -512,6 +512,9 @@ type Sink interface {
 // Generate runs the simulation in memory and returns the history (with
 // VersionOrder filled) and the ground truth.
 func Generate(cfg Config) (*history.History, *Truth, error) {
+	if IsReplicated(cfg.Level) {
+		return generateReplicated(cfg)
+	}
 	cfg, err := cfg.normalize()
 	if err != nil {
 		return nil, nil, err
@@ -540,6 +543,9 @@ func Generate(cfg Config) (*history.History, *Truth, error) {
 func Stream(cfg Config, sink Sink) (*Truth, error) { return stream(cfg, sink, true) }
 
 func stream(cfg Config, sink Sink, prepass bool) (*Truth, error) {
+	if IsReplicated(cfg.Level) {
+		return streamReplicated(cfg, sink)
+	}
 	cfg, err := cfg.normalize()
 	if err != nil {
 		return nil, err

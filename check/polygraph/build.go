@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/txray/txray/check"
+	"github.com/txray/txray/check/regread"
 	"github.com/txray/txray/graph"
 	"github.com/txray/txray/history"
 	"github.com/txray/txray/model"
@@ -83,7 +84,7 @@ func (p *problem) nodeKey(v int32) int64 {
 // extRead is one transaction's external read of one key.
 type extRead struct {
 	node   int32
-	writer int32 // node, or readInitial
+	writer int32 // node, or regread.Initial
 	op     int32
 	val    int32
 }
@@ -98,7 +99,7 @@ func (p *problem) addEdge(from, to int32, lit int32, rel graph.Rel, why graph.Wh
 // build constructs the polygraph: nodes, known edges (wr, write-combined
 // ww chains, initial-state rw, version-order evidence, session order,
 // real-time order) and one constraint per pair of write chains of a key.
-func build(h *history.History, ra *readAnalysis, si, session, rt bool) *problem {
+func build(h *history.History, ra *regread.Analysis, si, session, rt bool) *problem {
 	p := &problem{h: h, si: si, session: session, rt: rt, stats: map[string]any{}}
 	n := len(h.Txns)
 	p.nodeOf = make([]int32, n)
@@ -157,8 +158,8 @@ func build(h *history.History, ra *readAnalysis, si, session, rt bool) *problem 
 				}
 				w := ra.WriterOf(ti, j)
 				switch {
-				case w == readInitial || w == ra.InitTxn && w >= 0:
-					reads[o.Key] = append(reads[o.Key], extRead{int32(node), readInitial, int32(j), o.Value})
+				case w == regread.Initial || w == ra.InitTxn && w >= 0:
+					reads[o.Key] = append(reads[o.Key], extRead{int32(node), regread.Initial, int32(j), o.Value})
 				case w >= 0 && p.nodeOf[w] >= 0 && w != ti:
 					reads[o.Key] = append(reads[o.Key], extRead{int32(node), p.nodeOf[w], int32(j), o.Value})
 				}
@@ -186,7 +187,7 @@ func build(h *history.History, ra *readAnalysis, si, session, rt bool) *problem 
 		hasPrev := map[int32]bool{}
 		var initRMW []int32
 		for _, r := range rs {
-			if r.writer == readInitial {
+			if r.writer == regread.Initial {
 				initReaders = append(initReaders, r)
 			} else {
 				readersOf[r.writer] = append(readersOf[r.writer], r)
@@ -198,7 +199,7 @@ func build(h *history.History, ra *readAnalysis, si, session, rt bool) *problem 
 			// r read k and overwrote it: its version directly follows the one it read (under
 			// serializability and SI, any version in between would make its read stale or
 			// its write conflict). Two such on one version are a lost update.
-			if r.writer == readInitial {
+			if r.writer == regread.Initial {
 				for _, o := range initRMW {
 					p.lostUpdate(k, -1, o, r.node, valOf)
 					lostUpdates++

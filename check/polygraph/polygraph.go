@@ -54,6 +54,7 @@ import (
 	"time"
 
 	"github.com/txray/txray/check"
+	"github.com/txray/txray/check/regread"
 	"github.com/txray/txray/history"
 	"github.com/txray/txray/model"
 )
@@ -185,7 +186,7 @@ func (Checker) Check(ctx context.Context, h *history.History, opts check.Options
 		}
 		lap("inference")
 	}
-	ra := analyzeReads(h, opts.Param("initial-value", "") == "0")
+	ra := regread.Analyze(h, regread.Options{InitialValue: opts.Param("initial-value", "")})
 	found = addNew(found, ra.Anomalies)
 	p := build(h, ra, pl.si, pl.session, pl.realtime && hasTimes(h))
 	found = addNew(found, p.anomalies)

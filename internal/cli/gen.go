@@ -35,10 +35,10 @@ func newGenCmd() *cobra.Command {
 	var f genFlags
 	d := sim.DefaultConfig()
 	var levelDoc, faultDoc strings.Builder
-	for _, l := range sim.Levels() {
+	for _, l := range append(sim.Levels(), sim.ReplicatedLevels()...) {
 		fmt.Fprintf(&levelDoc, "  %-32s %s [satisfies %s]\n", l.Name, l.Doc, l.Model)
 	}
-	for _, fi := range sim.FaultInfos() {
+	for _, fi := range append(sim.FaultInfos(), sim.ReplicatedFaults()...) {
 		fmt.Fprintf(&faultDoc, "  %-18s %s\n", fi.Name, fi.Doc)
 	}
 	c := &cobra.Command{
