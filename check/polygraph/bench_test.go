@@ -20,7 +20,11 @@ import (
 // simulator at serializable level, with timestamps (and, unless keepVO,
 // the version order) hidden.
 func benchHistory(tb testing.TB, mix string, txns, clients int, keepVO bool) *history.History {
-	cfg := sim.Config{Workload: sim.RWRegister, Mix: mix, Level: sim.Serializable, Txns: txns, Clients: clients,
+	level := sim.Serializable
+	if mix == sim.MixBlindWRW {
+		level = sim.StrictSerializable // serializable lets read-only txns read stale snapshots: not strong-session
+	}
+	cfg := sim.Config{Workload: sim.RWRegister, Mix: mix, Level: level, Txns: txns, Clients: clients,
 		Keys: 20, MinOps: 4, MaxOps: 8, Seed: 1}
 	h, _, err := sim.Generate(cfg)
 	if err != nil {

@@ -59,7 +59,13 @@ import (
 	"github.com/txray/txray/model"
 )
 
-func init() { check.Register(Checker{}) }
+func init() {
+	check.Register(Checker{})
+	check.RegisterParams("polygraph",
+		check.Param{Key: "initial-value", Values: "null|0", Doc: "0: a read of 0 is a read of the initial state when nobody writes 0 to the key (dbcop, PolySI, Cobra)"},
+		check.Param{Key: "inference", Values: "true|false", Doc: "false: skip running the rw-register inference checker first"},
+		check.Param{Key: "use-version-order", Values: "true|false", Doc: "false: ignore the history's version order (to measure the search without it)"})
+}
 
 // Checker is the polygraph checker ("polygraph").
 type Checker struct{}
@@ -137,7 +143,8 @@ func (Checker) Applies(h *history.History, m string) (int, string) {
 // Check implements check.Checker. Params: "initial-value" ("0": a read of 0
 // is a read of the initial state when nobody writes 0; default: only nil
 // reads are), "inference" ("false" skips running the rw-register inference
-// checker first).
+// checker first), "use-version-order" ("false" ignores History.VersionOrder,
+// to measure the search without it).
 func (Checker) Check(ctx context.Context, h *history.History, opts check.Options) (*check.Result, error) {
 	pl, ok := planFor(opts.Model)
 	r := &check.Result{Checker: "polygraph", Model: pl.model}
@@ -186,8 +193,14 @@ func (Checker) Check(ctx context.Context, h *history.History, opts check.Options
 		}
 		lap("inference")
 	}
-	ra := regread.Analyze(h, regread.Options{InitialValue: opts.Param("initial-value", "")})
+	ra := regread.Analyze(h, regread.Options{InitialValue: initialValue(opts.Param("initial-value", ""))})
 	found = addNew(found, ra.Anomalies)
+	if h.VersionOrder != nil && opts.Param("use-version-order", "true") == "false" {
+		hv := *h
+		hv.VersionOrder = nil
+		h = &hv
+		st["version_order"] = "ignored (use-version-order=false)"
+	}
 	p := build(h, ra, pl.si, pl.session, pl.realtime && hasTimes(h))
 	found = addNew(found, p.anomalies)
 	lap("build")
@@ -307,4 +320,13 @@ func hasTimes(h *history.History) bool {
 		}
 	}
 	return false
+}
+
+// initialValue maps the "initial-value" parameter to regread's convention
+// ("null" and "" mean only nil reads are initial).
+func initialValue(s string) string {
+	if s == "null" {
+		return ""
+	}
+	return s
 }
