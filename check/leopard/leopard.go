@@ -439,6 +439,9 @@ func (e *engine) result(cfg Config) *check.Result {
 	if cfg.Plain {
 		r.Verdict, r.Reason = check.Unknown, PlainReason
 	}
+	if e.stats.txns == 0 && r.Verdict == check.Valid {
+		r.Verdict, r.Reason = check.Unknown, "no transaction was verified"
+	}
 	if e.stats.lateTxns > 0 {
 		r.Stats["late_txns"] = e.stats.lateTxns
 		if r.Verdict != check.Unknown {
