@@ -60,6 +60,9 @@ type engine struct {
 	manual int64
 	// window: only manual moves the watermark (OnlineOptions.Window).
 	window bool
+	// compact: collected transactions that may still name a version get
+	// a private copy of their record (online; see compactTxn).
+	compact bool
 	cmap   map[int32]int32 // session -> client id
 	open   []int32         // clients of sessions (they bound the watermark)
 	free   []int32         // drained single-transaction clients to reuse

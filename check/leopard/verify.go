@@ -552,6 +552,12 @@ func (e *engine) gc(w int64) {
 	for _, t := range e.done {
 		if t.relA < w || (t.relA == inf && t.relB < w) {
 			t.gc = true
+			if e.compact && len(t.writes) > 0 && t.status != history.Aborted {
+				// Its versions may stay (the last one of a key stays
+				// until overwritten): keep a private copy of what
+				// reports name instead of the decoder's shared storage.
+				t.ref = compactTxn(t.ref)
+			}
 			t.out, t.in, t.writes = nil, nil, nil
 			e.stats.gcTxns++
 			continue
@@ -600,6 +606,12 @@ func (e *engine) prune(ks *keyState, w int64) {
 	}
 	clear(ws[n:])
 	ks.writers = ws[:n]
+	if cap(ws) > 8 && n <= cap(ws)/4 {
+		// A key that was busy keeps few versions now: give back the
+		// capacity (a stream that keeps creating keys would otherwise
+		// hold each retired key's peak).
+		ks.writers = append([]writer(nil), ks.writers...)
+	}
 	rs := ks.reads
 	n = 0
 	for _, r := range rs {
@@ -612,6 +624,9 @@ func (e *engine) prune(ks *keyState, w int64) {
 	}
 	clear(rs[n:])
 	ks.reads = rs[:n]
+	if cap(rs) > 8 && n <= cap(rs)/4 {
+		ks.reads = append([]readRec(nil), ks.reads...)
+	}
 }
 
 // writes reports whether t has a write (a read-only transaction of a
@@ -624,4 +639,27 @@ func writes(t *history.Txn) bool {
 		}
 	}
 	return false
+}
+
+// compactTxn copies a transaction for retention after collection: the
+// fields reports use and its ops (list contents copied), so the copy pins
+// none of the decoder's shared arenas (online: memory stays bounded by the
+// live state, not by every arena a retained version was decoded into).
+func compactTxn(t *history.Txn) *history.Txn {
+	c := &history.Txn{ID: t.ID, Index: t.Index, Session: t.Session, Seq: t.Seq, Status: t.Status, HasTime: t.HasTime,
+		Invoke: t.Invoke, Complete: t.Complete}
+	c.Ops = make([]history.Op, len(t.Ops))
+	copy(c.Ops, t.Ops)
+	for i := range c.Ops {
+		o := &c.Ops[i]
+		if o.List != nil {
+			o.List = append([]int32(nil), o.List...)
+		}
+		if o.Pred != nil {
+			p := *o.Pred
+			p.Result = append([]history.Row(nil), p.Result...)
+			o.Pred = &p
+		}
+	}
+	return c
 }

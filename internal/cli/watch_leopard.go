@@ -64,6 +64,9 @@ func newLeopardWatcher(modelName string, maxPerType int, name string, window tim
 // rejected and skipped.
 func (w *leopardWatcher) lineLocked(b []byte) {
 	t, err := w.dec.Decode(b)
+	if h := w.dec.History(); h.VersionOrder != nil {
+		h.VersionOrder = nil // version-order evidence is not used online; do not accumulate it
+	}
 	if err != nil {
 		w.rej.add(err.Error())
 		return
