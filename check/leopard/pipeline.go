@@ -63,9 +63,9 @@ type engine struct {
 	// compact: collected transactions that may still name a version get
 	// a private copy of their record (online; see compactTxn).
 	compact bool
-	cmap   map[int32]int32 // session -> client id
-	open   []int32         // clients of sessions (they bound the watermark)
-	free   []int32         // drained single-transaction clients to reuse
+	cmap    map[int32]int32 // session -> client id
+	open    []int32         // clients of sessions (they bound the watermark)
+	free    []int32         // drained single-transaction clients to reuse
 
 	sinceGC   int
 	dirtyKeys []int32
