@@ -94,6 +94,10 @@ type stats struct {
 	// dispatch frontier (see addTxn); lateFirst is the first of them.
 	lateTxns  int64
 	lateFirst *history.Txn
+	// ssiOpen counts committed SSI dangerous structures that certain
+	// dependencies do not close into a cycle (engine.pivot).
+	ssiOpen      int64
+	ssiOpenFirst string
 }
 
 func newEngine(m mechs, rep *reporter) *engine {
