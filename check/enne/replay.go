@@ -26,11 +26,11 @@ type Replay struct {
 	Reasons []string
 	Stats   struct{ Placed, Floating, ItemReads, PredReads, PredKeys int }
 
-	order   []int32 // placed transactions in serial order
-	pos     []int32 // txn -> position in order, -1 if not placed
-	cur     []int32 // key -> current value (NoValue: unborn/initial)
-	curW    []int32 // key -> writer of the current value (-1: initial)
-	vers    [][]ver // key -> installed versions, by position
+	order   []int32        // placed transactions in serial order
+	pos     []int32        // txn -> position in order, -1 if not placed
+	cur     []int32        // key -> current value (NoValue: unborn/initial)
+	curW    []int32        // key -> writer of the current value (-1: initial)
+	vers    [][]ver        // key -> installed versions, by position
 	writes  map[uint64]ref // (key, value) -> its write; dups counts the others
 	dups    map[uint64]int
 	cmpBuf  []history.Row
