@@ -20,6 +20,7 @@ import (
 	"github.com/txray/txray/record"
 	"github.com/txray/txray/record/db"
 	"github.com/txray/txray/record/workload"
+	"github.com/txray/txray/report"
 )
 
 func init() { register(newRunCmd) }
@@ -144,9 +145,9 @@ func runRun(cmd *cobra.Command, f *runFlags) (int, error) {
 		}
 		cfg.Out = filepath.Join("txray-runs", fmt.Sprintf("%s-%s-%s", scheme, cfg.Workload, time.Now().Format("20060102T150405")))
 	}
-	if !f.quiet {
-		cfg.Warn = func(s string) { fmt.Fprintln(stderr, "txray: warning:", s) }
-	}
+	// Warnings (e.g. SQLite running serializable instead of the requested
+	// level) are printed even with -q: they change what the run means.
+	cfg.Warn = func(s string) { fmt.Fprintln(stderr, "txray: warning:", s) }
 	var bar *progressbar.ProgressBar
 	if !f.quiet {
 		if fl, ok := stderr.(*os.File); ok && term.IsTerminal(int(fl.Fd())) {
@@ -199,19 +200,24 @@ func runRun(cmd *cobra.Command, f *runFlags) (int, error) {
 		return ExitValid, nil
 	}
 	h := res.History
-	fmt.Fprintf(stdout, "history: %s (%s %s, %s, %s)\n", res.Path, h.Header.DB, h.Header.Version, h.Header.Level, h.Header.Workload)
+	var notes []string
 	if res.EvidencePath != "" {
-		fmt.Fprintf(stdout, "evidence: %s\n", res.EvidencePath)
+		notes = append(notes, "evidence file: "+res.EvidencePath)
 	}
 	mdl := f.model
+	promised := defaultModel(h.Header.DB, h.Header.Level)
+	modelWhy := mdl + " (--model)"
 	switch mdl {
 	case "":
 		// The question a run asks is which anomalies the level lets
 		// through that serializability (Papadimitriou 1979; Adya PL-3)
 		// forbids, as Elle's and Jepsen's database tests ask.
 		mdl = model.Serializable
+		modelWhy = "serializable (txray run's default: the anomalies serializability forbids; --model level checks only what " +
+			h.Header.Level + " promises, " + promised + ", which is txray check's default for this file)"
 	case "level":
-		mdl = defaultModel(h.Header.DB, h.Header.Level)
+		mdl = promised
+		modelWhy = mdl + " (--model level: what " + h.Header.Level + " promises on " + h.Header.DB + ")"
 	}
 	// The report (report.html, report.json) goes next to the history.
 	cf := &checkFlags{model: mdl, checker: "auto", out: filepath.Dir(res.Path), quiet: f.quiet}
@@ -233,18 +239,21 @@ func runRun(cmd *cobra.Command, f *runFlags) (int, error) {
 			// constraints).
 			var n int
 			h, n = record.WithoutPredicateReads(h)
-			fmt.Fprintf(stdout, "note: %d predicate reads are not checked under %s (no model checker interprets them); --model %s:%s checks them with leopard\n",
-				n, mdl, h.Header.DB, h.Header.Level)
+			notes = append(notes, fmt.Sprintf("note: %d predicate reads are not checked under %s (no model checker interprets them); --model %s:%s checks them with leopard",
+				n, mdl, h.Header.DB, h.Header.Level))
 		}
 	}
-	in, code, err := checkAndReportInput(cmd, res.Path, h, cf)
-	if err != nil || in == nil || len(in.Results) == 0 {
-		return code, err
-	}
-	if line := promiseLine(h.Header.DB, h.Header.Level, mdl, in.Results[0]); line != "" {
-		fmt.Fprintln(stdout, line)
-	}
-	return code, nil
+	_, code, err := checkAndReportInput(cmd, res.Path, h, cf, func(in *report.Input) []string {
+		in.ModelWhy = modelWhy
+		var lines []string
+		if len(in.Results) > 0 {
+			if line := promiseLine(h.Header.DB, h.Header.Level, mdl, in.Results[0]); line != "" {
+				lines = append(lines, line)
+			}
+		}
+		return append(lines, notes...)
+	})
+	return code, err
 }
 
 // promiseLine says whether the run kept the promise of the level it ran at
