@@ -57,6 +57,8 @@ type model struct {
 	opts    Options
 	classes []*Class
 	R       []int // replicas per class
+	group   []int // replica group per class: classes of one label share a replicas hint
+	groupR  []int // replicas per group
 	prot    []map[int]bool
 	pairs   [][]opPair // [from*n+to]
 	adj     [][]uint64 // class-level adjacency bitsets (any edge), [from][to/64]
@@ -154,6 +156,21 @@ func prepare(app *App, opts Options, protected map[string]bool) *model {
 		cc.Replicas = r
 		m.classes = append(m.classes, &cc)
 		m.R = append(m.R, r)
+		g := len(m.groupR)
+		if h != nil && c.Label != "" {
+			if _, ok := h.Replicas[c.Label]; ok {
+				for i, k := range m.classes[:len(m.classes)-1] {
+					if k.Label == c.Label {
+						g = m.group[i]
+						break
+					}
+				}
+			}
+		}
+		if g == len(m.groupR) {
+			m.groupR = append(m.groupR, r)
+		}
+		m.group = append(m.group, g)
 		pr := map[int]bool{}
 		for i, o := range cc.Ops {
 			if !o.Write && protected[o.ColumnName()] {
@@ -414,22 +431,24 @@ type searcher struct {
 }
 
 func newSearcher(m *model, dist [][]int16) *searcher {
-	sr := &searcher{m: m, dist: dist, st: Stats{MinCoverage: 1}, used: map[inst]bool{}, count: make([]int, m.n()), fc: &feasChecker{m: m}}
+	sr := &searcher{m: m, dist: dist, st: Stats{MinCoverage: 1}, used: map[inst]bool{}, count: make([]int, 2*m.n()), fc: &feasChecker{m: m}}
 	sr.pcg = rand.NewPCG(1, 2)
 	sr.rng = rand.New(sr.pcg)
 	return sr
 }
 
 func (s *searcher) take(c int) (inst, bool) {
-	if s.count[c] >= s.m.R[c] {
+	g := s.m.group[c]
+	if s.count[g] >= s.m.groupR[g] || s.count[len(s.m.group)+c] >= s.m.R[c] {
 		return inst{}, false
 	}
-	nd := inst{int32(c), int32(s.count[c])}
-	s.count[c]++
+	nd := inst{int32(c), int32(s.count[len(s.m.group)+c])}
+	s.count[g]++
+	s.count[len(s.m.group)+c]++
 	return nd, true
 }
 
-func (s *searcher) release(c int) { s.count[c]-- }
+func (s *searcher) release(c int) { s.count[s.m.group[c]]--; s.count[len(s.m.group)+c]-- }
 
 // dangerous examines one dangerous path A -rw-> B [-rw-> C] and closes it
 // with up to K shortest paths back to A.

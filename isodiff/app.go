@@ -12,6 +12,7 @@ type Op struct {
 	Table, Column string
 	Write         bool
 	Locked        bool // a locking read (conflicts like a write, see Access.Locked)
+	Insert        bool // a write that creates the row
 	Stmt          int  // index into Class.Stmts
 	Row           int  // row variable within the class (see Class.Rows)
 }
@@ -37,12 +38,16 @@ type ClassStmt struct {
 
 // RowVar is a row a class touches: the accesses with the same row
 // variable touch the same row in every observed instance (§3.3's
-// correlation from same-row accesses). Pinned rows are identified by
-// equality conditions; unpinned ones are predicate reads or scans that may
-// touch any rows.
+// correlation from same-row accesses). Pinned rows are named by equality
+// conditions (the same conditions in every instance name the same rows);
+// unpinned ones are range reads or scans that may touch any rows.
 type RowVar struct {
 	Table  string
 	Pinned bool
+	// Predicate: the equality conditions do not cover the key columns any
+	// UPDATE or DELETE of the table uses, so the access may select several
+	// rows (a row lock does not cover rows inserted later).
+	Predicate bool
 	// Unique: each instance of the class touches a row of its own
 	// (a unique ID, inferred when the trace shows instances never sharing
 	// the row's key values, or declared with the "unique" hint).
@@ -53,7 +58,8 @@ type RowVar struct {
 // by a set of committed transactions after loops collapse (Thm 3.3).
 type Class struct {
 	ID        string // stable: a hash of the operation sequence
-	Label     string // the label of most of its instances, if the trace has labels
+	Label     string // the label of most of its instances (trace labels or label hints)
+	dupLabel  bool   // another class has the same label
 	Stmts     []ClassStmt
 	Ops       []Op
 	Rows      []RowVar
@@ -64,6 +70,9 @@ type Class struct {
 // Name is the label if any, else the ID.
 func (c *Class) Name() string {
 	if c.Label != "" {
+		if c.dupLabel {
+			return c.Label + "/" + c.ID
+		}
 		return c.Label
 	}
 	return c.ID
@@ -115,6 +124,9 @@ type Builder struct {
 	stats   TraceStats
 	txns    []txn
 	cache   map[string]cached
+	// rowKeys[table] holds the key column sets UPDATE and DELETE
+	// statements identify the table's rows by.
+	rowKeys map[string]map[string]bool
 }
 
 type cached struct {
@@ -125,7 +137,7 @@ type cached struct {
 // NewBuilder returns a Builder for the dialect (DialectAuto tries the
 // PostgreSQL grammar first and the MySQL grammar when it fails).
 func NewBuilder(dialect string) *Builder {
-	return &Builder{Dialect: dialect, cache: map[string]cached{}}
+	return &Builder{Dialect: dialect, cache: map[string]cached{}, rowKeys: map[string]map[string]bool{}}
 }
 
 func (b *Builder) parse(sql string, params []string) ([]Stmt, error) {
@@ -144,11 +156,11 @@ func (b *Builder) parse(sql string, params []string) ([]Stmt, error) {
 	case DialectPostgres:
 		st, err = parsePostgres(sql, params)
 	case DialectMySQL:
-		st, err = parseMySQL(sql)
+		st, err = parseMySQL(sql, params)
 	default:
 		st, err = parsePostgres(sql, params)
 		if err != nil {
-			if st2, err2 := parseMySQL(sql); err2 == nil {
+			if st2, err2 := parseMySQL(sql, params); err2 == nil {
 				st, err = st2, nil
 			}
 		}
@@ -220,6 +232,16 @@ func (b *Builder) Add(file, format string, entries []Entry) {
 			case KindRollback:
 				closeTxn(e.Session, false)
 			case KindAccess:
+				for _, a := range st.Accesses {
+					if a.Write && !a.Insert && st.Keys[a.Rel] != "" {
+						m := b.rowKeys[a.Table]
+						if m == nil {
+							m = map[string]bool{}
+							b.rowKeys[a.Table] = m
+						}
+						m[keyCols(st.Keys[a.Rel])] = true
+					}
+				}
 				t := open[e.Session]
 				if t == nil {
 					b.stats.Transactions++
@@ -361,7 +383,7 @@ func (b *Builder) Build() *App {
 			for si, i := range kept {
 				st := t.stmts[i].stmt
 				for _, a := range st.Accesses {
-					acc.c.Ops = append(acc.c.Ops, Op{Table: a.Table, Column: a.Column, Write: a.Write, Locked: a.Locked, Stmt: si, Row: g + a.Rel})
+					acc.c.Ops = append(acc.c.Ops, Op{Table: a.Table, Column: a.Column, Write: a.Write, Locked: a.Locked, Insert: a.Insert, Stmt: si, Row: g + a.Rel})
 				}
 				g += len(st.Keys)
 			}
@@ -377,21 +399,58 @@ func (b *Builder) Build() *App {
 				c.Label, best = l, n
 			}
 		}
-		correlate(c, acc.keys)
+		correlate(c, acc.keys, b.rowKeys)
 		app.Classes = append(app.Classes, c)
 	}
 	sort.SliceStable(app.Classes, func(i, j int) bool { return app.Classes[i].Name() < app.Classes[j].Name() })
-	// Two classes with the same label get the ID appended.
+	app.markDup()
+	return app
+}
+
+func (a *App) markDup() {
 	seen := map[string]int{}
-	for _, c := range app.Classes {
+	for _, c := range a.Classes {
 		seen[c.Label]++
 	}
-	for _, c := range app.Classes {
-		if c.Label != "" && seen[c.Label] > 1 {
-			c.Label += "/" + c.ID
+	for _, c := range a.Classes {
+		c.dupLabel = c.Label != "" && seen[c.Label] > 1
+	}
+}
+
+// ApplyLabels names classes by the label hints: a class gets the label of
+// the first rule all of whose column accesses it makes (a trace label is
+// kept).
+func (a *App) ApplyLabels(h *Hints) {
+	if h == nil {
+		return
+	}
+	for _, c := range a.Classes {
+		if c.Label != "" {
+			continue
+		}
+		for _, r := range h.Labels {
+			ok := true
+			for _, need := range r.Need {
+				found := false
+				for _, o := range c.Ops {
+					if colMatch(need.Column, o.Table, o.Column) && (!need.Write || o.Write) && (need.Write || !o.Write) {
+						found = true
+						break
+					}
+				}
+				if !found {
+					ok = false
+					break
+				}
+			}
+			if ok {
+				c.Label = r.Name
+				break
+			}
 		}
 	}
-	return app
+	a.markDup()
+	sort.SliceStable(a.Classes, func(i, j int) bool { return a.Classes[i].Name() < a.Classes[j].Name() })
 }
 
 // correlate merges the row groups (statement, relation) of a class into
@@ -399,7 +458,7 @@ func (b *Builder) Build() *App {
 // instance shows the same key values for both. A group whose statement
 // pins no key is a row variable of its own, unpinned. A pinned row is
 // unique when no two instances share its key.
-func correlate(c *Class, keys [][]string) {
+func correlate(c *Class, keys [][]string, rowKeys map[string]map[string]bool) {
 	if len(keys) == 0 {
 		return
 	}
@@ -410,6 +469,12 @@ func correlate(c *Class, keys [][]string) {
 			table[o.Row] = o.Table
 		}
 	}
+	ins := make([]bool, n)
+	for _, o := range c.Ops {
+		if o.Row < n && o.Insert {
+			ins[o.Row] = true
+		}
+	}
 	pinned := func(g int) bool {
 		for _, k := range keys {
 			if g >= len(k) || k[g] == "" {
@@ -417,6 +482,14 @@ func correlate(c *Class, keys [][]string) {
 			}
 		}
 		return true
+	}
+	predicate := func(g int) bool {
+		for _, k := range keys {
+			if g < len(k) && k[g] != "" && !ins[g] && !identifies(k[g], rowKeys[table[g]]) {
+				return true
+			}
+		}
+		return false
 	}
 	parent := make([]int, n)
 	for i := range parent {
@@ -466,13 +539,46 @@ func correlate(c *Class, keys [][]string) {
 				}
 				u = len(distinct) == len(keys)
 			}
-			c.Rows = append(c.Rows, RowVar{Table: table[r], Pinned: pinned(r), Unique: u && insertsRow(c, r, find)})
+			c.Rows = append(c.Rows, RowVar{Table: table[r], Pinned: pinned(r), Predicate: predicate(r), Unique: u && insertsRow(c, r, find)})
 		}
 		rowOf[g] = id
 	}
 	for i := range c.Ops {
 		c.Ops[i].Row = rowOf[c.Ops[i].Row]
 	}
+}
+
+// identifies: the equality conditions key name one row, judged by the
+// trace (the schema is not known): they cover the key columns some UPDATE
+// or DELETE of the table uses. An INSERT's row is always one row.
+func identifies(key string, sets map[string]bool) bool {
+	have := map[string]bool{}
+	for _, kv := range strings.Split(key, ",") {
+		c, _, _ := strings.Cut(kv, "=")
+		have[c] = true
+	}
+	for set := range sets {
+		ok := true
+		for _, c := range strings.Split(set, ",") {
+			if !have[c] {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
+func keyCols(key string) string {
+	var cs []string
+	for _, kv := range strings.Split(key, ",") {
+		c, _, _ := strings.Cut(kv, "=")
+		cs = append(cs, c)
+	}
+	return strings.Join(cs, ",")
 }
 
 // sameRow: two key renderings name the same row when one's conditions
@@ -502,13 +608,8 @@ func sameRow(a, b string) bool {
 // finds by key was created by someone else and may be shared).
 func insertsRow(c *Class, g int, find func(int) int) bool {
 	for _, o := range c.Ops {
-		if find(o.Row) == g && o.Write && o.Column != "*" {
-			for _, s := range strings.Fields(c.Stmts[o.Stmt].Sig) {
-				_ = s
-			}
-			if strings.HasPrefix(strings.ToUpper(strings.TrimSpace(c.Stmts[o.Stmt].SQL)), "INSERT") {
-				return true
-			}
+		if find(o.Row) == g && o.Insert {
+			return true
 		}
 	}
 	return false

@@ -12,8 +12,9 @@ const (
 
 // feasChecker decides whether an operation-level cycle can happen.
 //
-// Each instance t of the cycle contributes nodes begin(t), its operations
-// in program order, and commit(t). A dependency from instance i (op a) to
+// Each instance t of the cycle contributes nodes begin(t), its statements
+// in program order (the operations of one statement happen at one point:
+// a statement reads one snapshot), and commit(t). A dependency from instance i (op a) to
 // instance j (op b) constrains time:
 //
 //	read committed:     rw: a before commit(j)   wr, ww: commit(i) before b
@@ -101,8 +102,8 @@ type corrVar struct {
 func (f *feasChecker) constraint(path []inst, i, a, j, b int, typ uint8) [2]int32 {
 	si := f.m.opts.Level == SnapshotIsolation
 	begin := func(t int) int32 { return int32(f.base[t]) }
-	op := func(t, o int) int32 { return int32(f.base[t] + 1 + o) }
-	commit := func(t int) int32 { return int32(f.base[t] + 1 + len(f.m.classes[path[t].c].Ops)) }
+	op := func(t, o int) int32 { return int32(f.base[t] + 1 + f.m.classes[path[t].c].Ops[o].Stmt) }
+	commit := func(t int) int32 { return int32(f.base[t] + 1 + len(f.m.classes[path[t].c].Stmts)) }
 	if typ == 2 {
 		if si {
 			return [2]int32{begin(i), commit(j)}
@@ -125,7 +126,7 @@ func (f *feasChecker) check(path []inst, pick []opPair, budget time.Duration) (f
 		c := m.classes[p.c]
 		f.base = append(f.base, total)
 		f.rowB = append(f.rowB, rows)
-		total += len(c.Ops) + 2
+		total += len(c.Stmts) + 2
 		rows += len(c.Rows)
 	}
 	if cap(f.adj) < total {
@@ -139,7 +140,7 @@ func (f *feasChecker) check(path []inst, pick []opPair, budget time.Duration) (f
 	}
 	f.stack = f.stack[:0]
 	for t := 0; t < n; t++ {
-		k := len(m.classes[path[t].c].Ops)
+		k := len(m.classes[path[t].c].Stmts)
 		for x := 0; x <= k; x++ {
 			f.adj[f.base[t]+x] = append(f.adj[f.base[t]+x], int32(f.base[t]+x+1))
 		}
@@ -152,6 +153,15 @@ func (f *feasChecker) check(path []inst, pick []opPair, budget time.Duration) (f
 		}
 	}
 	f.stack = f.stack[:0]
+	// Existence: a reader that later updates or deletes the row it read
+	// (same row variable) saw the row, so it cannot have read before the
+	// row's creator inserted it.
+	for t := 0; t < n; t++ {
+		u := (t + 1) % n
+		if pick[t].typ == 2 && m.classes[path[u].c].Ops[pick[t].b].Insert && m.modifiesLater(int(path[t].c), int(pick[t].a)) {
+			return feasCorr, 1
+		}
+	}
 	// Correlation: unify the rows of each dependency.
 	if cap(f.par) < rows {
 		f.par = make([]int, rows)
@@ -255,6 +265,17 @@ func (f *feasChecker) check(path []inst, pick []opPair, budget time.Duration) (f
 					}
 					// typ 1: a writes, b reads (i -> j is wr); typ 2: a reads, b writes.
 					var v corrVar
+					if typ == 2 && ob.Insert && m.modifiesLater(ci, a) || typ == 1 && oa.Insert && m.modifiesLater(cj, b) {
+						// Existence (above): only "the reader saw the row" remains.
+						e := f.constraint(path, i, a, j, b, 1)
+						if typ == 2 {
+							e = f.constraint(path, j, b, i, a, 1)
+						}
+						if !f.addEdge(e[0], e[1]) {
+							return feasCorr, 1
+						}
+						continue
+					}
 					if typ == 2 {
 						v.e[0] = [][2]int32{f.constraint(path, i, a, j, b, 2)} // i's read before j's write: rw
 						v.e[1] = [][2]int32{f.constraint(path, j, b, i, a, 1)} // j's write seen by i: wr
@@ -316,6 +337,22 @@ func (f *feasChecker) check(path []inst, pick []opPair, budget time.Duration) (f
 		return feasOK, explored / pow2(len(vars))
 	}
 	return feasCorr, 1
+}
+
+// modifiesLater: op a of class c is a read of a pinned row that the class
+// later updates or deletes.
+func (m *model) modifiesLater(c, a int) bool {
+	k := m.classes[c]
+	o := k.Ops[a]
+	if o.Write || !k.Rows[o.Row].Pinned {
+		return false
+	}
+	for _, x := range k.Ops[a+1:] {
+		if x.Row == o.Row && x.Write && !x.Insert {
+			return true
+		}
+	}
+	return false
 }
 
 func pow2(k int) float64 {

@@ -22,6 +22,7 @@ import (
 //	commutative T.COL                  # updates of T.COL commute (x = x + d): no conflict between its updaters
 //	unique T.COL                       # T.COL is a unique ID: rows created with it are per instance
 //	ignore T.COL                       # not application data (instrumentation): drop its accesses
+//	label NAME r:T.COL|w:T.COL...      # name the classes that read/write all these columns
 //
 // CLASS is a class label or ID; EDGE is CLASS1->CLASS2 or
 // CLASS1->CLASS2:T.COL; T may be * in ignore/commutative/irreparable.
@@ -35,6 +36,16 @@ type Hints struct {
 	Commutative []string
 	Unique      []string
 	Ignore      []string
+	Labels      []LabelRule
+}
+
+// LabelRule names the classes that make all of Need's accesses.
+type LabelRule struct {
+	Name string
+	Need []struct {
+		Column string
+		Write  bool
+	}
 }
 
 // EdgeHint names the conflicts from one class to another, optionally on
@@ -122,8 +133,24 @@ func ParseHints(r io.Reader, file string) (*Hints, error) {
 			case "ignore":
 				h.Ignore = append(h.Ignore, c)
 			}
+		case "label":
+			if len(args) < 2 {
+				return nil, bad("want: label NAME r:TABLE.COLUMN|w:TABLE.COLUMN...")
+			}
+			r := LabelRule{Name: args[0]}
+			for _, a := range args[1:] {
+				kind, col, ok := strings.Cut(a, ":")
+				if !ok || kind != "r" && kind != "w" || !isColumn(col) {
+					return nil, bad("want r:TABLE.COLUMN or w:TABLE.COLUMN, got " + a)
+				}
+				r.Need = append(r.Need, struct {
+					Column string
+					Write  bool
+				}{strings.ToLower(col), kind == "w"})
+			}
+			h.Labels = append(h.Labels, r)
 		default:
-			return nil, bad("unknown directive (want remove-class, replicas, remove-edge, exclusive, correlated, irreparable, commutative, unique or ignore)")
+			return nil, bad("unknown directive (want remove-class, replicas, remove-edge, exclusive, correlated, irreparable, commutative, unique, ignore or label)")
 		}
 	}
 	if err := sc.Err(); err != nil {

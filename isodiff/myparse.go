@@ -1,6 +1,7 @@
 package isodiff
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/xwb1989/sqlparser"
@@ -9,12 +10,12 @@ import (
 // parseMySQL parses one statement of the MySQL/MariaDB dialect with
 // sqlparser (the MySQL grammar of Vitess, as a standalone package) and
 // turns it into accesses.
-func parseMySQL(sql string) ([]Stmt, error) {
+func parseMySQL(sql string, params []string) ([]Stmt, error) {
 	st, err := sqlparser.Parse(sql)
 	if err != nil {
 		return nil, err
 	}
-	b := &builder{}
+	b := &builder{params: params}
 	w := myWalker{b: b}
 	w.stmt(st)
 	return []Stmt{b.finish()}, nil
@@ -189,7 +190,7 @@ func (w myWalker) keyPair(colE, valE sqlparser.Expr, sc *scope) {
 	if !ok {
 		return
 	}
-	val, ok := myConstant(valE)
+	val, ok := w.constant(valE)
 	if !ok {
 		return
 	}
@@ -199,7 +200,7 @@ func (w myWalker) keyPair(colE, valE sqlparser.Expr, sc *scope) {
 	}
 }
 
-func myConstant(e sqlparser.Expr) (string, bool) {
+func (w myWalker) constant(e sqlparser.Expr) (string, bool) {
 	switch v := e.(type) {
 	case *sqlparser.SQLVal:
 		switch v.Type {
@@ -208,6 +209,10 @@ func myConstant(e sqlparser.Expr) (string, bool) {
 		case sqlparser.StrVal:
 			return normValue("'" + string(v.Val) + "'"), true
 		case sqlparser.ValArg:
+			// "?" placeholders are numbered :v1, :v2, ... by the parser.
+			if n, err := strconv.Atoi(strings.TrimPrefix(string(v.Val), ":v")); err == nil {
+				return normValue(w.b.param(n)), true
+			}
 			return string(v.Val), true
 		}
 	case *sqlparser.NullVal:
@@ -218,7 +223,7 @@ func myConstant(e sqlparser.Expr) (string, bool) {
 		}
 		return "false", true
 	case *sqlparser.UnaryExpr:
-		if s, ok := myConstant(v.Expr); ok && v.Operator == sqlparser.UMinusStr {
+		if s, ok := w.constant(v.Expr); ok && v.Operator == sqlparser.UMinusStr {
 			return "-" + s, true
 		}
 	}
@@ -239,7 +244,7 @@ func (w myWalker) insert(s *sqlparser.Insert) {
 		if len(rows) == 1 && rel >= 0 {
 			for i, v := range rows[0] {
 				if i < len(cols) {
-					if val, ok := myConstant(v); ok {
+					if val, ok := w.constant(v); ok {
 						w.b.key(rel, cols[i], val)
 					}
 				}
@@ -252,10 +257,10 @@ func (w myWalker) insert(s *sqlparser.Insert) {
 		return
 	}
 	if len(cols) == 0 {
-		w.b.write(rel, "*")
+		w.b.insert(rel, "*")
 	}
 	for _, c := range cols {
-		w.b.write(rel, c)
+		w.b.insert(rel, c)
 	}
 	if len(s.OnDup) > 0 {
 		tsc := newScope(nil)

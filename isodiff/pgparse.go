@@ -392,10 +392,10 @@ func (w pgWalker) insert(s map[string]any, outer *scope) {
 		return
 	}
 	if len(cols) == 0 {
-		w.b.write(rel, "*")
+		w.b.insert(rel, "*")
 	}
 	for _, c := range cols {
-		w.b.write(rel, c)
+		w.b.insert(rel, c)
 	}
 	if oc := obj(s["onConflictClause"]); oc != nil {
 		tsc := newScope(sc)

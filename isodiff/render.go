@@ -50,6 +50,9 @@ func WriteText(w io.Writer, r *Report) {
 	fmt.Fprintf(w, "\n%d Δ cycles:\n", len(r.Cycles))
 	for _, c := range r.Cycles {
 		fmt.Fprintf(w, "  #%d", c.Index)
+		if c.Round > 0 {
+			fmt.Fprintf(w, " (appears once the first %d TargetColumns are protected)", c.Round)
+		}
 		if c.Coverage < 1 {
 			fmt.Fprintf(w, " (correlation coverage %.1f%%)", 100*c.Coverage)
 		}

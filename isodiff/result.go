@@ -41,7 +41,10 @@ type CycleInfo struct {
 	RWColumns []string   `json:"rw_columns"`
 	Coverage  float64    `json:"correlation_coverage"`
 	BrokenBy  string     `json:"broken_by,omitempty"`
-	Observed  bool       `json:"observed,omitempty"`
+	// Round is 0 for the cycles of the application as it is, and r > 0
+	// for a cycle that appeared only after the first r TargetColumns were
+	// protected (another operation-level witness of a transaction cycle).
+	Round int `json:"round"`
 }
 
 // EdgeInfo is one dependency of a Δ cycle: From's statement and To's
@@ -104,6 +107,7 @@ func Analyze(app *App, opts Options) *Report {
 	for i, c := range cycles {
 		rep.Cycles = append(rep.Cycles, m0.info(i, c))
 	}
+	all := append([]*Cycle(nil), cycles...)
 	index := map[string]int{}
 	for i, c := range cycles {
 		index[c.key] = i
@@ -158,7 +162,7 @@ func Analyze(app *App, opts Options) *Report {
 				}
 			}
 		}
-		t.Fix = m0.fix(best, cycles, t.Breaks)
+		t.Fix = m0.fix(best, all, t.Breaks)
 		rep.Targets = append(rep.Targets, t)
 		protected[best] = true
 		m = prepare(app, opts, protected)
@@ -170,7 +174,10 @@ func Analyze(app *App, opts Options) *Report {
 		for _, c := range cur {
 			if _, ok := index[c.key]; !ok {
 				index[c.key] = len(rep.Cycles)
-				rep.Cycles = append(rep.Cycles, m.info(len(rep.Cycles), c))
+				ci := m.info(len(rep.Cycles), c)
+				ci.Round = len(rep.Targets)
+				rep.Cycles = append(rep.Cycles, ci)
+				all = append(all, c)
 			}
 		}
 	}
@@ -216,11 +223,20 @@ func (m *model) info(i int, c *Cycle) CycleInfo {
 			From: fmt.Sprintf("%s#%d", A.Name(), c.Nodes[t].r+1), To: fmt.Sprintf("%s#%d", B.Name(), c.Nodes[(t+1)%n].r+1),
 			FromID: A.ID, ToID: B.ID,
 			Type: typName[e.typ], Column: col,
-			FromOp: oa.letter() + "(" + oa.ColumnName() + ")", ToOp: ob.letter() + "(" + ob.ColumnName() + ")",
+			FromOp: m.letter(c.Nodes[t].c, e.a) + "(" + oa.ColumnName() + ")", ToOp: m.letter(c.Nodes[(t+1)%n].c, e.b) + "(" + ob.ColumnName() + ")",
 			FromSQL: A.Stmts[oa.Stmt].SQL, ToSQL: B.Stmts[ob.Stmt].SQL,
 		})
 	}
 	return ci
+}
+
+// letter is w, l (a locking or protected read) or r.
+func (m *model) letter(c int32, i int32) string {
+	o := m.classes[c].Ops[i]
+	if !o.Write && m.effLocked(int(c), int(i)) {
+		return "l"
+	}
+	return o.letter()
 }
 
 // fix renders the concrete repair for protecting col: the reads of col in
@@ -250,7 +266,7 @@ func (m *model) fix(col string, cycles []*Cycle, breaks []int) string {
 			}
 			seen[k] = true
 			s := site{A.Name(), A.Stmts[oa.Stmt].SQL}
-			if A.Rows[oa.Row].Pinned {
+			if A.Rows[oa.Row].Pinned && !A.Rows[oa.Row].Predicate {
 				pinned = append(pinned, s)
 			} else {
 				pred = append(pred, s)

@@ -34,6 +34,8 @@ type Access struct {
 	// Rel numbers the relation occurrence within the statement; accesses
 	// with the same Rel touch the same row(s).
 	Rel int
+	// Insert marks the writes of an INSERT (they create the row).
+	Insert bool
 }
 
 // Stmt is a parsed statement.
@@ -78,6 +80,10 @@ func (b *builder) read(rel int, col string, locked bool) {
 
 func (b *builder) write(rel int, col string) {
 	b.add(Access{Table: b.tables[rel], Column: col, Write: true, Rel: rel})
+}
+
+func (b *builder) insert(rel int, col string) {
+	b.add(Access{Table: b.tables[rel], Column: col, Write: true, Rel: rel, Insert: true})
 }
 
 // key records col = value for relation rel.

@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -63,6 +64,8 @@ type Config struct {
 	Warn func(string)
 	// Progress, if set, is called about every 200ms and at the end.
 	Progress func(Stats)
+	// SQLTrace, if set, receives the SQL trace of the clients (db.TraceSQL).
+	SQLTrace io.Writer
 }
 
 // Stats counts a run's transactions.
@@ -150,6 +153,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	d, err := db.Open(ctx, cfg.DB, db.Options{Level: level, Record: !cfg.NoRecord, Warn: warn})
 	if err != nil {
 		return nil, err
+	}
+	if cfg.SQLTrace != nil {
+		d = db.TraceSQL(d, cfg.SQLTrace)
 	}
 	defer d.Close()
 	wl, err := workload.New(cfg.Workload, d)

@@ -130,6 +130,7 @@ func runAnalyze(cmd *cobra.Command, args []string, f *analyzeFlags) error {
 		b.Add(p, format, es)
 	}
 	app := b.Build()
+	app.ApplyLabels(opts.Hints)
 	rep := isodiff.Analyze(app, opts)
 	out := cmd.OutOrStdout()
 	if f.jsonOut {
