@@ -78,6 +78,8 @@ type Config struct {
 	Warn func(string)
 	// Progress, if set, is called about every 200ms and at the end.
 	Progress func(Stats)
+	// SQLTrace, if set, receives the SQL trace of the clients (db.TraceSQL).
+	SQLTrace io.Writer
 }
 
 // Stats counts a run's transactions.
@@ -184,6 +186,9 @@ func run(ctx context.Context, cfg Config) (*Result, error) {
 		ConnectTimeout: cfg.ConnectTimeout, StatementTimeout: cfg.StatementTimeout})
 	if err != nil {
 		return nil, err
+	}
+	if cfg.SQLTrace != nil {
+		d = db.TraceSQL(d, cfg.SQLTrace)
 	}
 	defer d.Close()
 	wl, err := workload.New(cfg.Workload, d)
