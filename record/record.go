@@ -78,6 +78,8 @@ type Config struct {
 	Warn func(string)
 	// Progress, if set, is called about every 200ms and at the end.
 	Progress func(Stats)
+	// SQLTrace, if set, receives the SQL trace of the clients (db.TraceSQL).
+	SQLTrace io.Writer
 }
 
 // Stats counts a run's transactions.
@@ -185,6 +187,9 @@ func run(ctx context.Context, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.SQLTrace != nil {
+		d = db.TraceSQL(d, cfg.SQLTrace)
+	}
 	defer d.Close()
 	wl, err := workload.New(cfg.Workload, d)
 	if err != nil {
@@ -248,6 +253,7 @@ func run(ctx context.Context, cfg Config) (*Result, error) {
 		} else if why != "" && d.Name() == "postgres" {
 			warn(why)
 		}
+		h.Evidence.SerialOrder = serialOrderFor(d.Name(), d.Level(), h.Evidence.CommitOrder)
 		if cfg.Out != "" {
 			if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
 				return nil, err
@@ -540,6 +546,7 @@ type recorder struct {
 
 	pending []pend
 	commits map[uint32]db.CommitRecord
+	chains  chains // replaced versions reported by writes (certificate.go)
 	evBuf   []byte
 
 	// stop cancels the run (no new transactions) on a write failure.
@@ -607,6 +614,7 @@ func (r *recorder) add(raw *rawTxn) error {
 	for i := range raw.ops {
 		convertOp(h, &raw.ops[i], &t.Ops[i])
 	}
+	r.chainVersions(raw.status, raw.ops, t.Ops)
 	p := h.Add(t)
 	if r.stream != nil && raw.ev.XID != 0 && raw.status != history.Aborted && w {
 		// Logical decoding emits only transactions that changed data, so
@@ -867,6 +875,7 @@ func (r *recorder) finish(ctx context.Context) error {
 		keep(r.poll(ctx))
 	}
 	keep(r.drain(true))
+	keep(r.certify())
 	keep(r.flushEvidence())
 	if r.w != nil && r.werr == nil {
 		if err := r.w.Close(); err != nil {

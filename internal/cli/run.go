@@ -32,6 +32,7 @@ type runFlags struct {
 	model    string
 	quiet    bool
 	duration time.Duration
+	sqlTrace string
 }
 
 func newRunCmd() *cobra.Command {
@@ -85,6 +86,7 @@ database gives.`,
 	fl.IntVar(&f.cfg.Txns, "txns", 1000, "transactions to run (committed, aborted and unknown all count)")
 	fl.DurationVar(&f.duration, "duration", 0, "run for this long instead of --txns")
 	fl.Int64Var(&f.seed, "seed", 0, "random seed (0 = derived from the clock; the seed used is recorded in the history header)")
+	fl.StringVar(&f.sqlTrace, "sql-trace", "", "also write the clients' SQL trace to this file (plain format of txray analyze)")
 	fl.StringVar(&f.cfg.Out, "out", "", "directory for history.jsonl and evidence.jsonl (default txray-runs/<db>-<workload>-<time>)")
 	fl.BoolVar(&f.cfg.NoRecord, "no-record", false, "run the workload without recording or checking (throughput baseline)")
 	fl.IntVar(&f.cfg.MaxRetries, "retries", 3, "retry an aborted transaction's plan this many times (each retry is a new transaction)")
@@ -189,6 +191,14 @@ func runRun(cmd *cobra.Command, f *runFlags) (int, error) {
 		<-ctx.Done()
 		stop()
 	}()
+	if f.sqlTrace != "" {
+		tf, err := os.Create(f.sqlTrace)
+		if err != nil {
+			return ExitUsage, UsageErrorf("--sql-trace: %v", err)
+		}
+		defer tf.Close()
+		cfg.SQLTrace = tf
+	}
 	res, err := record.Run(ctx, cfg)
 	if bar != nil {
 		_ = bar.Finish()
