@@ -263,3 +263,28 @@ func TestInitialStateView(t *testing.T) {
 		t.Errorf("copied without need")
 	}
 }
+
+// TestDropInitialTxnOwnSession: the initial transaction's own session goes
+// with it, and the remaining sessions keep their names.
+func TestDropInitialTxnOwnSession(t *testing.T) {
+	h := build(t, []tx{
+		{'c', 9, "w x 0, w y 0"},
+		{'c', 1, "r x 0, w x 1"},
+		{'c', 2, "r y 0, w y 2"},
+		{'c', 1, "r y 2"},
+	})
+	if !DropInitialTxn(h, Options{InitialValue: "0"}) {
+		t.Fatal("not dropped")
+	}
+	if h.Sessions.Len() != 2 {
+		t.Errorf("%d sessions, want 2", h.Sessions.Len())
+	}
+	for i, want := range []string{"1", "2", "1"} {
+		if got := h.Sessions.String(h.Txns[i].Session); got != want {
+			t.Errorf("T%d in session %s, want %s", i, got, want)
+		}
+	}
+	if h.Txns[2].Seq != 1 {
+		t.Errorf("seq %d", h.Txns[2].Seq)
+	}
+}
