@@ -162,6 +162,16 @@ func DecodeDir(dir string, opts history.DecodeOptions) (*history.History, error)
 		return nil, &history.InputError{File: dir, Msg: "no T<n>.log files (a Cobra log directory holds one per client)"}
 	}
 	d := newDecoder()
+	if ents, err := os.ReadDir(dir); err == nil && len(ents) > len(fs) {
+		other := ""
+		for _, e := range ents {
+			if !strings.HasSuffix(e.Name(), ".log") || e.IsDir() {
+				other = e.Name()
+				break
+			}
+		}
+		d.h.Notes = append(d.h.Notes, fmt.Sprintf("%d directory entr(ies) other than *.log files ignored (e.g. %s; Cobra's verifier reads only the .log files)", len(ents)-len(fs), other))
+	}
 	for _, name := range fs {
 		data, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {

@@ -147,6 +147,9 @@ func TestDirIgnoresOtherFiles(t *testing.T) {
 	if len(h.Txns) != 2 || h.TxnString(0) != "T0 (T2:1) [w 1 10]" || h.TxnString(1) != "T1 (T10:2) [r 1 10]" {
 		t.Errorf("got %s / %s", h.TxnString(0), h.TxnString(1))
 	}
+	if len(h.Notes) != 1 || !strings.Contains(h.Notes[0], "T2.debug") {
+		t.Errorf("notes: %v", h.Notes)
+	}
 }
 
 // FuzzDecode: never panics; errors are InputErrors; decoded histories are
