@@ -116,17 +116,25 @@ func TestReadAnomalies(t *testing.T) {
 		{name: "init-txn/uniform-zero-writes-every-key", init: "0", txs: []tx{
 			{'c', 0, "w x 0, w y 0"}, {'c', 1, "r x 0, w y 1"}, {'c', 2, "r y 0, w x 2"}},
 			writers: []w{{1, 0, Initial}, {2, 0, Initial}}, initTxn: 0},
-		{name: "init-txn/uniform-nonzero-two-keys", txs: []tx{
-			{'c', 0, "w x 9, w y 9"}, {'c', 1, "r x 9, w y 1"}},
+		{name: "init-txn/uniform-zero-no-convention", txs: []tx{
+			{'c', 0, "w x 0, w y 0"}, {'c', 1, "r x 0, w y 1"}},
 			writers: []w{{1, 0, Initial}}, initTxn: 0},
+		{name: "init-txn/rejected-uniform-nonzero", txs: []tx{
+			// an ordinary first transaction blind-writing 1 everywhere
+			// (per-key counters) is not the initial state
+			{'c', 0, "w x 1, w y 1"}, {'c', 1, "w x 2"}, {'c', 1, "r x 1"}},
+			writers: []w{{2, 0, 0}}, initTxn: -1},
+		{name: "init-txn/rejected-not-the-declared-initial-value", init: "5", txs: []tx{
+			{'c', 0, "w x 0, w y 0"}, {'c', 1, "r x 0, w y 1"}},
+			writers: []w{{1, 0, 0}}, initTxn: -1},
 		{name: "init-txn/rejected-missing-key", txs: []tx{
-			{'c', 0, "w x 9, w y 9"}, {'c', 1, "r x 9, w z 1"}},
+			{'c', 0, "w x 0, w y 0"}, {'c', 1, "r x 0, w z 1"}},
 			writers: []w{{1, 0, 0}}, initTxn: -1},
 		{name: "init-txn/rejected-someone-read-state-before", txs: []tx{
-			{'c', 0, "w x 9, w y 9"}, {'c', 1, "r x nil, w y 1"}},
+			{'c', 0, "w x 0, w y 0"}, {'c', 1, "r x nil, w y 1"}},
 			writers: []w{{1, 0, Initial}}, initTxn: -1},
 		{name: "init-txn/rejected-mixed-values", txs: []tx{
-			{'c', 0, "w x 9, w y 8"}, {'c', 1, "r x 9, w y 1"}},
+			{'c', 0, "w x 0, w y 8"}, {'c', 1, "r x 0, w y 1"}},
 			writers: []w{{1, 0, 0}}, initTxn: -1},
 		{name: "init-txn/rejected-single-key-nonconvention", txs: []tx{
 			{'c', 0, "w x 9"}, {'c', 1, "r x 9"}},
