@@ -948,7 +948,13 @@ func renderPath(h *history.History, steps []check.Step) string {
 	}
 	var b strings.Builder
 	b.WriteString(h.TxnName(steps[0].From))
-	for _, s := range steps {
+	for i, s := range steps {
+		if len(steps) > 24 && i == 10 {
+			fmt.Fprintf(&b, " ... (%d more steps, listed in the anomaly's cycle) ...", len(steps)-20)
+		}
+		if len(steps) > 24 && i >= 10 && i < len(steps)-10 {
+			continue
+		}
 		b.WriteString(" -" + s.Rel)
 		if s.Key != "" {
 			b.WriteString("(" + s.Key + ")")
