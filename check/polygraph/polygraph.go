@@ -241,7 +241,11 @@ func (Checker) Check(ctx context.Context, h *history.History, opts check.Options
 		}
 	}
 	st["constraints_after_pruning"] = remaining
-	st["constraints_before_pruning"] = p.stats["constraints"]
+	if n, ok := p.stats["constraints"]; ok {
+		st["constraints_before_pruning"] = n
+	} else {
+		st["constraints_before_pruning"] = 0 // not generated: the known graph is already cyclic
+	}
 	if err != nil {
 		r.Verdict, r.Reason = check.Unknown, "search stopped: "+err.Error()
 		return finish()
