@@ -67,6 +67,10 @@ func init() {
 		check.Param{Key: "use-version-order", Values: "true|false", Doc: "false: ignore the history's version order (to measure the search without it)"})
 }
 
+// DefaultBudget bounds the cycle clauses the solver may learn when
+// Options.Budget is 0.
+const DefaultBudget = 2_000_000
+
 // Checker is the polygraph checker ("polygraph").
 type Checker struct{}
 
@@ -251,7 +255,11 @@ func (Checker) Check(ctx context.Context, h *history.History, opts check.Options
 		return finish()
 	}
 	if !out.unsat {
-		out, err = p.solve(ctx, opts.Budget)
+		budget := opts.Budget
+		if budget <= 0 {
+			budget = DefaultBudget
+		}
+		out, err = p.solve(ctx, budget)
 		lap("solve")
 		if err != nil {
 			r.Verdict, r.Reason = check.Unknown, "search stopped: "+err.Error()
