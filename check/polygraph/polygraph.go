@@ -123,23 +123,24 @@ func (Checker) Applies(h *history.History, m string) (int, string) {
 	if _, ok := planFor(m); !ok {
 		return 0, "polygraph decides serializable, strict-serializable, strong-session-serializable, snapshot-isolation and strong-session-snapshot-isolation only"
 	}
-	writes := false
+	regOps := false
 	for i := range h.Txns {
 		for j := range h.Txns[i].Ops {
 			switch h.Txns[i].Ops[j].Kind {
 			case history.Write:
-				writes = true
+				regOps = true
 			case history.Read:
 				if h.Txns[i].Ops[j].IsList {
 					return 0, "the history has list reads (use list-append)"
 				}
+				regOps = true
 			default:
 				return 0, "the history has operations other than register reads and writes"
 			}
 		}
 	}
-	if !writes {
-		return 0, "the history has no register writes"
+	if !regOps {
+		return 0, "the history has no register reads or writes"
 	}
 	return 55, ""
 }
