@@ -15,6 +15,7 @@ import (
 // written to the key (by any transaction, earlier or later).
 func randHistory(r *rand.Rand, n int) *history.History {
 	h := history.New()
+	h.Evidence.Sessions = true
 	keys := []int32{h.Keys.Int(0), h.Keys.Int(1)}
 	type plan struct {
 		write bool
@@ -37,8 +38,12 @@ func randHistory(r *rand.Rand, n int) *history.History {
 			}
 		}
 	}
+	sess := []int32{h.Sessions.Int(0), h.Sessions.Int(1)}
+	seq := [2]int32{}
 	for i := range plans {
-		t := history.Txn{Session: -1}
+		c := r.IntN(2)
+		t := history.Txn{Session: sess[c], Seq: seq[c]}
+		seq[c]++
 		for j, p := range plans[i] {
 			o := history.Op{Key: keys[p.key], Value: history.NoValue}
 			if p.write {
@@ -105,9 +110,26 @@ func apply(t *history.Txn, st map[int32]int32) {
 	}
 }
 
-// bruteSER: some serial order explains every read.
-func bruteSER(h *history.History) bool {
+// soOK reports whether order p respects session order.
+func soOK(h *history.History, p []int) bool {
+	last := map[int32]int32{}
+	for _, i := range p {
+		t := &h.Txns[i]
+		if l, ok := last[t.Session]; ok && t.Seq < l {
+			return false
+		}
+		last[t.Session] = t.Seq
+	}
+	return true
+}
+
+// bruteSER: some serial order explains every read (respecting session
+// order if session is set).
+func bruteSER(h *history.History, session bool) bool {
 	return permute(len(h.Txns), func(p []int) bool {
+		if session && !soOK(h, p) {
+			return false
+		}
 		st := map[int32]int32{}
 		for _, i := range p {
 			if !readsOK(&h.Txns[i], st) {
@@ -123,7 +145,7 @@ func bruteSER(h *history.History) bool {
 // of the commits before it) explain every read, and of two transactions
 // writing a common key the later one's snapshot includes the earlier
 // (Cerone et al.'s abstract-execution definition of SI, without sessions).
-func bruteSI(h *history.History) bool {
+func bruteSI(h *history.History, session bool) bool {
 	n := len(h.Txns)
 	writes := func(i int) map[int32]bool {
 		m := map[int32]bool{}
@@ -139,10 +161,16 @@ func bruteSI(h *history.History) bool {
 		ws[i] = writes(i)
 	}
 	return permute(n, func(p []int) bool {
+		if session && !soOK(h, p) {
+			return false
+		}
 		for pos, i := range p {
 			ok := false
 			for s := 0; s <= pos && !ok; s++ {
 				conflict := false
+				for q := s; q < pos && session; q++ { // strong session: the snapshot includes the session's earlier txns
+					conflict = conflict || h.Txns[p[q]].Session == h.Txns[i].Session
+				}
 				for q := s; q < pos; q++ { // committed before i but not in its snapshot
 					for k := range ws[p[q]] {
 						conflict = conflict || ws[i][k]
@@ -167,9 +195,10 @@ func bruteSI(h *history.History) bool {
 
 // TestBruteForce: on many tiny random histories, the polygraph's verdict
 // for serializable and snapshot-isolation equals exhaustive search over
-// every serial order / every commit order with snapshots.
+// every serial order / every commit order with snapshots, with and
+// without session order.
 func TestBruteForce(t *testing.T) {
-	seeds := 1500
+	seeds := 800
 	if testing.Short() {
 		seeds = 300
 	}
@@ -177,10 +206,17 @@ func TestBruteForce(t *testing.T) {
 	for seed := range seeds {
 		r := rand.New(rand.NewPCG(uint64(seed), 99))
 		h := randHistory(r, 2+r.IntN(4))
-		for _, m := range []string{model.Serializable, model.SnapshotIsolation} {
-			want := bruteSER(h)
-			if m == model.SnapshotIsolation {
-				want = bruteSI(h)
+		for _, m := range []string{model.Serializable, model.SnapshotIsolation, model.StrongSessionSerializable, model.StrongSessionSnapshotIsolation} {
+			var want bool
+			switch m {
+			case model.Serializable:
+				want = bruteSER(h, false)
+			case model.StrongSessionSerializable:
+				want = bruteSER(h, true)
+			case model.SnapshotIsolation:
+				want = bruteSI(h, false)
+			default:
+				want = bruteSI(h, true)
 			}
 			for _, inf := range []string{"false", "true"} {
 				res, err := Checker{}.Check(context.Background(), h, check.Options{Model: m, Params: map[string]string{"inference": inf}})
@@ -220,7 +256,7 @@ func FuzzCheck(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if (res.Verdict == check.Valid) != bruteSER(h) {
+		if (res.Verdict == check.Valid) != bruteSER(h, false) {
 			t.Fatalf("verdict %s disagrees with exhaustive search\n%s", res.Verdict, dump(res))
 		}
 	})
