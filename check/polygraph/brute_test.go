@@ -44,6 +44,10 @@ func randHistory(r *rand.Rand, n int) *history.History {
 		c := r.IntN(2)
 		t := history.Txn{Session: sess[c], Seq: seq[c]}
 		seq[c]++
+		if r.IntN(2) == 0 { // client interval (sessions are not kept sequential in time: only strict uses times)
+			t.HasTime, t.Invoke = true, int64(r.IntN(10))
+			t.Complete = t.Invoke + int64(r.IntN(4))
+		}
 		for j, p := range plans[i] {
 			o := history.Op{Key: keys[p.key], Value: history.NoValue}
 			if p.write {
@@ -108,6 +112,39 @@ func apply(t *history.Txn, st map[int32]int32) {
 			st[o.Key] = o.Value
 		}
 	}
+}
+
+// rtOK reports whether order p respects real-time order (a committed
+// transaction that completed before another was invoked comes first).
+func rtOK(h *history.History, p []int) bool {
+	for x := range p {
+		for y := x + 1; y < len(p); y++ {
+			a, b := &h.Txns[p[y]], &h.Txns[p[x]] // a is placed after b
+			if a.HasTime && b.HasTime && a.Complete < b.Invoke {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// bruteStrict: some serial order respecting real-time and session order
+// (strict-serializable implies strong-session-serializable) explains every
+// read.
+func bruteStrict(h *history.History) bool {
+	return permute(len(h.Txns), func(p []int) bool {
+		if !rtOK(h, p) || !soOK(h, p) {
+			return false
+		}
+		st := map[int32]int32{}
+		for _, i := range p {
+			if !readsOK(&h.Txns[i], st) {
+				return false
+			}
+			apply(&h.Txns[i], st)
+		}
+		return true
+	})
 }
 
 // soOK reports whether order p respects session order.
@@ -206,9 +243,11 @@ func TestBruteForce(t *testing.T) {
 	for seed := range seeds {
 		r := rand.New(rand.NewPCG(uint64(seed), 99))
 		h := randHistory(r, 2+r.IntN(4))
-		for _, m := range []string{model.Serializable, model.SnapshotIsolation, model.StrongSessionSerializable, model.StrongSessionSnapshotIsolation} {
+		for _, m := range []string{model.Serializable, model.SnapshotIsolation, model.StrongSessionSerializable, model.StrongSessionSnapshotIsolation, model.StrictSerializable} {
 			var want bool
 			switch m {
+			case model.StrictSerializable:
+				want = bruteStrict(h)
 			case model.Serializable:
 				want = bruteSER(h, false)
 			case model.StrongSessionSerializable:

@@ -7,7 +7,7 @@
 // et al., OSDI 2020), PolySI (Huang et al., VLDB 2023) and VeriStrong do.
 //
 // Models: serializable, strong-session-serializable (plus session order),
-// strict-serializable (plus real-time order), snapshot-isolation and
+// strict-serializable (plus session and real-time order), snapshot-isolation and
 // strong-session-snapshot-isolation.
 //
 //   - Nodes: committed transactions and unknown-outcome ones whose writes
@@ -105,7 +105,9 @@ func planFor(m string) (plan, bool) {
 	case model.StrongSessionSerializable:
 		return plan{model: c, session: true, cycleExists: model.StrongSessionSerializableCycleEx}, true
 	case model.StrictSerializable:
-		return plan{model: c, realtime: true, cycleExists: model.PLSSCycleExists}, true
+		// strict-serializable implies strong-session-serializable in txray's lattice (Elle's):
+		// session order counts as well as real-time order.
+		return plan{model: c, session: true, realtime: true, cycleExists: model.PLSSCycleExists}, true
 	case model.SnapshotIsolation:
 		return plan{model: c, si: true, cycleExists: model.PLSICycleExists}, true
 	case model.StrongSessionSnapshotIsolation:
