@@ -16,6 +16,7 @@ import (
 
 	"github.com/txray/txray/check"
 	"github.com/txray/txray/history"
+	"github.com/txray/txray/history/versionorder"
 	"github.com/txray/txray/internal/progress"
 	"github.com/txray/txray/model"
 	"github.com/txray/txray/report"
@@ -36,6 +37,7 @@ type checkFlags struct {
 	budget       int64
 	timeout      time.Duration
 	params       []string
+	versionOrder string // txray check --version-order FILE (history/versionorder)
 }
 
 func (f *checkFlags) add(c *cobra.Command, withFormat bool) {
@@ -143,6 +145,7 @@ error; 3 some verdict unknown.`,
 		},
 	}
 	f.add(c, true)
+	c.Flags().StringVar(&f.versionOrder, "version-order", "", "read a version-order file (KEY V1 V2 ... per line, oldest first; partial orders allowed; docs/history-format.md) and add it to every input's evidence")
 	return c
 }
 
@@ -234,6 +237,9 @@ func runCheck(cmd *cobra.Command, files []string, f *checkFlags) (int, error) {
 	for _, file := range files {
 		start := time.Now()
 		h, err := decodeCtx(ctx, file, f.format, decodeOptions(file, f.quiet || f.json))
+		if err == nil && f.versionOrder != "" {
+			err = versionorder.ReadFile(f.versionOrder, h)
+		}
 		var in *report.Input
 		code := ExitUsage
 		switch {
