@@ -254,6 +254,10 @@ func runRun(cmd *cobra.Command, f *runFlags) (int, error) {
 			// Leopard verifies predicate reads against the profile's
 			// mechanisms; Elle's checkers cannot read them.
 			cf.checker = "leopard"
+		} else if emmeApplies(h, mdl) {
+			// A version certificate (the recorder's version order):
+			// emme checks item and predicate dependencies exactly.
+			cf.checker = "emme"
 		} else {
 			// Elle cannot interpret predicate reads; the projection without
 			// them keeps every anomaly it shows (dropping reads only drops
