@@ -12,6 +12,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"sort"
 	"sync"
 
@@ -118,15 +119,24 @@ type Result struct {
 	AlsoNot []string `json:"also_not,omitempty"`
 	// Truncated counts anomalies found but not listed (per-type cap).
 	Truncated map[string]int `json:"truncated,omitempty"`
-	Stats     map[string]any `json:"stats,omitempty"`
-	Warnings  []string       `json:"warnings,omitempty"`
+	// Counts is the number of anomalies found per type, listed or not
+	// (len of that type in Anomalies plus Truncated): the honest total,
+	// independent of the listing cap. Finish fills it.
+	Counts map[string]int `json:"counts,omitempty"`
+	// CountsAtLeast names the types whose Counts are lower bounds (the
+	// search for more stopped on its budget or a deadline).
+	CountsAtLeast []string       `json:"counts_at_least,omitempty"`
+	Stats         map[string]any `json:"stats,omitempty"`
+	Warnings      []string       `json:"warnings,omitempty"`
 }
 
 // Options configure a check.
 type Options struct {
 	// Model is the canonical consistency model (or DBMS profile) to check.
 	Model string
-	// MaxAnomalies caps the anomalies listed per type (0 = default 8).
+	// MaxAnomalies caps the anomalies listed per type (0 = default 8;
+	// negative = no cap). Anomalies beyond the cap are still counted
+	// (Result.Truncated, Result.Counts).
 	MaxAnomalies int
 	// Budget bounds search work (cycle search steps, solver conflicts);
 	// 0 = checker default. Exceeding it yields Unknown, never a hang.
@@ -145,10 +155,21 @@ func (o Options) Param(name, def string) string {
 	return def
 }
 
-// MaxPerType is the per-type anomaly cap.
+// DefaultMaxPerType is the per-type listing cap when Options.MaxAnomalies
+// is 0.
+const DefaultMaxPerType = 8
+
+// NoCap is what MaxPerType returns for a negative MaxAnomalies: in effect
+// no cap.
+const NoCap = math.MaxInt32
+
+// MaxPerType is the per-type anomaly listing cap.
 func (o Options) MaxPerType() int {
-	if o.MaxAnomalies <= 0 {
-		return 8
+	switch {
+	case o.MaxAnomalies < 0:
+		return NoCap
+	case o.MaxAnomalies == 0:
+		return DefaultMaxPerType
 	}
 	return o.MaxAnomalies
 }

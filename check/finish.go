@@ -16,7 +16,10 @@ const DefaultModel = model.StrictSerializable
 //
 //   - Model becomes its canonical name (a DBMS profile keeps its canonical
 //     "db:level" name; an empty model becomes DefaultModel);
-//   - AnomalyTypes becomes the sorted, de-duplicated types of Anomalies;
+//   - AnomalyTypes becomes the sorted, de-duplicated types of Anomalies
+//     and Truncated;
+//   - Counts becomes the number found per type, listed or not (Anomalies
+//     plus Truncated), so totals never depend on the listing cap;
 //   - each anomaly whose type the model does not prohibit is marked Allowed
 //     (unknown-type markers such as cycle-search-timeout never are);
 //   - Verdict becomes Invalid if any anomaly is prohibited; otherwise
@@ -75,6 +78,29 @@ func (r *Result) Finish() {
 			prohibited = true
 		}
 	}
+
+	r.Counts = make(map[string]int, len(seen))
+	for i := range r.Anomalies {
+		r.Counts[r.Anomalies[i].Type]++
+	}
+	for t, n := range r.Truncated {
+		if n <= 0 {
+			continue
+		}
+		if c, ok := model.CanonicalAnomaly(t); ok {
+			t = c
+		}
+		r.Counts[t] += n
+	}
+	if len(r.Counts) == 0 {
+		r.Counts = nil
+	}
+	for i, t := range r.CountsAtLeast {
+		if c, ok := model.CanonicalAnomaly(t); ok {
+			r.CountsAtLeast[i] = c
+		}
+	}
+	sort.Strings(r.CountsAtLeast)
 
 	types := make([]string, 0, len(seen))
 	for t := range seen {

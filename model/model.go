@@ -123,19 +123,21 @@ var directProhibits = map[string][]string{
 		GarbageVersions, ResultSetMismatch}, // last two: txray
 	Prefix: {Internal, G1a},
 	SnapshotIsolation: {Internal, G1, GSI, GNonadjacent, PLSICycleExists,
-		Ext, NoConflict, Session}, // last three: txray (Chronos SI axioms; Cerone et al. include SESSION in SI)
-	ReadAtomic:                     {Internal, G1a, FutureRead},
-	RepeatableRead:                 {G1, G2Item, PL299CycleExists, LostUpdate},
-	UpdateAtomic:                   {LostUpdate},
-	StrictSerializable:             {G1, G1cRealtime, G2Realtime, PLSSCycleExists, RealtimeOrder}, // last: txray (Chronos)
-	UpdateSerializable:             {G1, GUpdate},
-	StrongSessionReadUncommitted:   {StrongSessionPL1CycleExists, G0Process},
-	StrongSessionReadCommitted:     {StrongSessionPL2CycleExists, G1cProcess},
-	StrongReadUncommitted:          {StrongPL1CycleExists, G0Realtime},
-	StrongReadCommitted:            {StrongPL2CycleExists, G1cRealtime},
-	StrongSessionSnapshotIsolation: {Internal, G1Process, GNonadjacentProcess, StrongSessionSICycleExists},
-	StrongSnapshotIsolation:        {Internal, G1Realtime, GNonadjacentRealtime, StrongSICycleExists},
-	StrongSessionSerializable:      {G1Process, G2Process, StrongSessionSerializableCycleEx},
+		Ext, NoConflict}, // last two: txray (Chronos SI axioms); SESSION is strong-session SI's (below)
+	ReadAtomic:                   {Internal, G1a, FutureRead},
+	RepeatableRead:               {G1, G2Item, PL299CycleExists, LostUpdate},
+	UpdateAtomic:                 {LostUpdate},
+	StrictSerializable:           {G1, G1cRealtime, G2Realtime, PLSSCycleExists, RealtimeOrder}, // last: txray (Chronos)
+	UpdateSerializable:           {G1, GUpdate},
+	StrongSessionReadUncommitted: {StrongSessionPL1CycleExists, G0Process},
+	StrongSessionReadCommitted:   {StrongSessionPL2CycleExists, G1cProcess},
+	StrongReadUncommitted:        {StrongPL1CycleExists, G0Realtime},
+	StrongReadCommitted:          {StrongPL2CycleExists, G1cRealtime},
+	StrongSessionSnapshotIsolation: {Internal, G1Process, GNonadjacentProcess, StrongSessionSICycleExists,
+		Session}, // txray: Cerone et al.'s and Chronos's SI includes SESSION; Elle's (Adya's) SI does not
+
+	StrongSnapshotIsolation:   {Internal, G1Realtime, GNonadjacentRealtime, StrongSICycleExists},
+	StrongSessionSerializable: {G1Process, G2Process, StrongSessionSerializableCycleEx},
 }
 
 // aliases maps normalized alternative names (see normalize) to canonical

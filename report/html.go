@@ -7,12 +7,14 @@ import (
 	"html/template"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/txray/txray/check"
 	"github.com/txray/txray/history"
+	"github.com/txray/txray/model"
 )
 
 // MaxDrawn caps the anomalies drawn (graph + timeline) per input, and
@@ -118,6 +120,7 @@ func writeFileAtomic(path string, fill func(*bufio.Writer) error) error {
 type page struct {
 	Inputs []*inputView
 	Multi  bool
+	Defs   []defView
 }
 
 type inputView struct {
@@ -140,6 +143,8 @@ type inputView struct {
 	Drawn         []*anomalyView
 	Undrawn       int
 	Reason        string
+	ModelWhy      string
+	Total         int // anomalies found by the primary result, listed or not
 }
 
 type resultView struct {
@@ -148,8 +153,19 @@ type resultView struct {
 	Verdict, VClass     string
 	Reason              string
 	Types, Not, AlsoNot string
+	Found               []foundView
 	Truncated           string
 	Warnings            []string
+}
+
+// foundView is one anomaly type's total in the verdicts table.
+type foundView struct {
+	Count   string // "132" or "at least 132"
+	Type    string
+	DefID   string
+	Plain   string // plain-language name, "" if none
+	Def     string // the definition (model.Describe)
+	Allowed bool
 }
 
 type anomalyRow struct {
@@ -158,6 +174,7 @@ type anomalyRow struct {
 	Result  int
 	Checker string
 	Type    string
+	Plain   string
 	Allowed bool
 	Txns    string
 	Key     string
@@ -175,6 +192,8 @@ type anomalyView struct {
 	ID           string
 	N            int
 	Type         string
+	Plain, Def   string
+	DefID        string
 	Allowed      bool
 	Checker      string
 	Model        string
@@ -192,14 +211,25 @@ func verdictView(v check.Verdict) (string, string) {
 
 func buildPage(ins []*Input) *page {
 	p := &page{Multi: len(ins) > 1}
+	types := map[string]bool{}
 	for i, in := range ins {
 		p.Inputs = append(p.Inputs, buildInputView(i+1, in))
+		for _, r := range in.Results {
+			if r != nil {
+				for ty := range resultCounts(r) {
+					types[ty] = true
+				}
+			}
+		}
+	}
+	for _, ty := range sortedKeysBool(types) {
+		p.Defs = append(p.Defs, defView{ID: defID(ty), Type: ty, Plain: PlainName(ty), Def: model.Describe(ty)})
 	}
 	return p
 }
 
 func buildInputView(n int, in *Input) *inputView {
-	v := &inputView{N: n, File: in.File, Error: in.Error}
+	v := &inputView{N: n, File: in.File, Error: in.Error, ModelWhy: in.ModelWhy}
 	if v.File == "-" {
 		v.File = "<stdin>"
 	}
@@ -249,6 +279,9 @@ func buildInputView(n int, in *Input) *inputView {
 		if first {
 			v.Verdict, v.VClass = rv.Verdict, rv.VClass
 			first = false
+			for _, c := range resultCounts(r) {
+				v.Total += c
+			}
 		}
 		var tr []string
 		for _, ty := range sortedKeysInt(r.Truncated) {
@@ -257,10 +290,11 @@ func buildInputView(n int, in *Input) *inputView {
 			}
 		}
 		rv.Truncated = strings.Join(tr, ", ")
+		rv.Found = foundViews(r)
 		v.Results = append(v.Results, rv)
 		for ai := range r.Anomalies {
 			a := &r.Anomalies[ai]
-			row := anomalyRow{N: ai + 1, Result: ri + 1, Checker: r.Checker, Type: a.Type, Allowed: a.Allowed, Key: anomalyKeys(a)}
+			row := anomalyRow{N: ai + 1, Result: ri + 1, Checker: r.Checker, Type: a.Type, Plain: PlainName(a.Type), Allowed: a.Allowed, Key: anomalyKeys(a)}
 			var names []string
 			for _, t := range a.Txns {
 				names = append(names, txnName(h, t))
@@ -284,11 +318,22 @@ func buildInputView(n int, in *Input) *inputView {
 
 func buildAnomalyView(id string, h *history.History, r *check.Result, i int) *anomalyView {
 	a := &r.Anomalies[i]
-	av := &anomalyView{ID: id, N: i + 1, Type: a.Type, Allowed: a.Allowed, Checker: r.Checker, Model: r.Model,
-		Explanation: a.Explanation}
-	for j, s := range a.Cycle {
-		av.Steps = append(av.Steps, stepView{N: j + 1, From: txnName(h, s.From), To: txnName(h, s.To),
-			Rel: s.Rel, Key: s.Key, Class: relClass(s.Rel), Why: s.Why})
+	av := &anomalyView{ID: id, N: i + 1, Type: a.Type, Plain: PlainName(a.Type), Def: model.Describe(a.Type), DefID: defID(a.Type),
+		Allowed: a.Allowed, Checker: r.Checker, Model: r.Model, Explanation: a.Explanation}
+	// The argument is given once: the explanation, plus only the steps
+	// and transactions it does not already spell out (checkers' own
+	// explanations usually include both).
+	stepsSaid := a.Explanation != ""
+	for _, s := range a.Cycle {
+		if s.Why == "" || !strings.Contains(a.Explanation, s.Why) {
+			stepsSaid = false
+		}
+	}
+	if !stepsSaid {
+		for j, s := range a.Cycle {
+			av.Steps = append(av.Steps, stepView{N: j + 1, From: txnName(h, s.From), To: txnName(h, s.To),
+				Rel: s.Rel, Key: s.Key, Class: relClass(s.Rel), Why: s.Why})
+		}
 	}
 	for _, t := range involved(a) {
 		s, ok := a.Ops[t]
@@ -297,6 +342,9 @@ func buildAnomalyView(id string, h *history.History, r *check.Result, i int) *an
 		}
 		if !ok {
 			s = txnName(h, t) + " (not in the history)"
+		}
+		if ok && a.Explanation != "" && strings.Contains(a.Explanation, s) {
+			continue
 		}
 		av.Txns = append(av.Txns, s)
 	}
@@ -335,6 +383,15 @@ func sortedKeysInt(m map[string]int) []string {
 	return ks
 }
 
+func sortedKeysBool(m map[string]bool) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
 func sortedKeysStr(m map[string]string) []string {
 	ks := make([]string, 0, len(m))
 	for k := range m {
@@ -342,6 +399,76 @@ func sortedKeysStr(m map[string]string) []string {
 	}
 	sort.Strings(ks)
 	return ks
+}
+
+// foundViews lists a result's per-type totals (listed or not), prohibited
+// types first.
+func foundViews(r *check.Result) []foundView {
+	counts := resultCounts(r)
+	allowed := map[string]bool{}
+	for i := range r.Anomalies {
+		if r.Anomalies[i].Allowed {
+			allowed[r.Anomalies[i].Type] = true
+		}
+	}
+	var out []foundView
+	for _, ok := range []bool{false, true} {
+		for _, ty := range sortedKeysInt(counts) {
+			if allowed[ty] != ok {
+				continue
+			}
+			c := strconv.Itoa(counts[ty])
+			if slices.Contains(r.CountsAtLeast, ty) {
+				c = "at least " + c
+			}
+			out = append(out, foundView{Count: c, Type: ty, DefID: defID(ty), Plain: PlainName(ty), Def: model.Describe(ty), Allowed: ok})
+		}
+	}
+	return out
+}
+
+// defView is one entry of the report's definitions section, which the
+// anomaly names link to (the page stays self-contained).
+type defView struct {
+	ID, Type, Plain, Def string
+}
+
+func defID(ty string) string { return "def-" + ty }
+
+// plainNames are the everyday names of the anomalies people know by one
+// (Berenson et al. SIGMOD 1995; Adya 1999; Kleppmann, DDIA ch. 7).
+var plainNames = map[string]string{
+	"G0": "dirty write", "G1a": "aborted read (dirty read)", "G1b": "intermediate read (dirty read)",
+	"G1c": "circular information flow", "G1": "dirty read",
+	"G-single": "read skew", "G-single-item": "read skew",
+	"G2-item": "write skew", "G2": "write skew with predicates (phantom)", "write-skew": "write skew",
+	"G-nonadjacent": "non-adjacent anti-dependency cycle", "G-nonadjacent-item": "non-adjacent anti-dependency cycle",
+	"lost-update": "lost update", "internal": "transaction did not see its own reads or writes",
+	"future-read": "read from the future", "garbage-versions": "read a value nobody wrote",
+	"incompatible-order": "two reads disagree on a key's order", "duplicate-elements": "duplicated list element",
+	"dirty-update": "update built on an aborted write", "cyclic-versions": "contradictory version order",
+	"G-SIa": "saw a write that began after its snapshot", "G-SIb": "missed effects", "G-cursor": "lost update through a cursor",
+	"ext": "stale read (snapshot did not show the last committed write)", "noconflict": "concurrent writers both committed",
+	"session": "session did not see its own earlier transaction", "realtime": "commit order contradicts real time",
+	"fuw": "first-updater-wins violated", "me": "lock exclusion violated", "cr": "inconsistent snapshot read",
+	"sc": "serialization certifier let a cycle commit",
+}
+
+// PlainName is the everyday name of an anomaly type ("read skew" for
+// G-single-item, "write skew" for G2-item, "lost update"), with the
+// -process / -realtime variants saying which order closes the cycle; ""
+// when there is none.
+func PlainName(ty string) string {
+	base, suffix := ty, ""
+	for _, v := range []struct{ s, say string }{{"-process", " (with session order)"}, {"-realtime", " (with real-time order)"}} {
+		if b, ok := strings.CutSuffix(ty, v.s); ok {
+			base, suffix = b, v.say
+		}
+	}
+	if p, ok := plainNames[base]; ok {
+		return p + suffix
+	}
+	return ""
 }
 
 var pageTemplate = template.Must(template.New("page").Parse(pageHTML))

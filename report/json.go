@@ -40,6 +40,13 @@ type Input struct {
 	// Error, optional, is why the input could not be checked (e.g. the
 	// decoding error when History is nil). It is reported as "error".
 	Error string
+	// Reason, optional, is why no checker produced a result when that is
+	// not an input error (e.g. --timeout ran out while decoding); it is the
+	// "reason" of the unknown verdict.
+	Reason string
+	// ModelWhy, optional, says which model was checked and why it was
+	// chosen (text and HTML summaries).
+	ModelWhy string
 }
 
 // Output is the JSON object for one input (design.md §6). The top-level
@@ -57,6 +64,8 @@ type Output struct {
 	Not           []string          `json:"not"`
 	AlsoNot       []string          `json:"also_not"`
 	Truncated     map[string]int    `json:"truncated,omitempty"`
+	Counts        map[string]int    `json:"counts"`
+	CountsAtLeast []string          `json:"counts_at_least,omitempty"`
 	Stats         map[string]any    `json:"stats"`
 	Warnings      []string          `json:"warnings,omitempty"`
 	ElapsedMS     float64           `json:"elapsed_ms"`
@@ -67,17 +76,19 @@ type Output struct {
 
 // ResultOut is one checker's result.
 type ResultOut struct {
-	Checker      string         `json:"checker"`
-	Model        string         `json:"model"`
-	Valid        check.Verdict  `json:"valid"`
-	Reason       string         `json:"reason,omitempty"`
-	AnomalyTypes []string       `json:"anomaly_types"`
-	Anomalies    []AnomalyOut   `json:"anomalies"`
-	Not          []string       `json:"not"`
-	AlsoNot      []string       `json:"also_not"`
-	Truncated    map[string]int `json:"truncated,omitempty"`
-	Stats        map[string]any `json:"stats"`
-	Warnings     []string       `json:"warnings,omitempty"`
+	Checker       string         `json:"checker"`
+	Model         string         `json:"model"`
+	Valid         check.Verdict  `json:"valid"`
+	Reason        string         `json:"reason,omitempty"`
+	AnomalyTypes  []string       `json:"anomaly_types"`
+	Anomalies     []AnomalyOut   `json:"anomalies"`
+	Not           []string       `json:"not"`
+	AlsoNot       []string       `json:"also_not"`
+	Truncated     map[string]int `json:"truncated,omitempty"`
+	Counts        map[string]int `json:"counts"`
+	CountsAtLeast []string       `json:"counts_at_least,omitempty"`
+	Stats         map[string]any `json:"stats"`
+	Warnings      []string       `json:"warnings,omitempty"`
 }
 
 // AnomalyOut is one anomaly. Txns are history indices (history.Txn.Index);
@@ -135,11 +146,13 @@ func buildOutput(in *Input) *Output {
 		o.Model, o.Checker, o.Valid, o.Reason = p.Model, p.Checker, p.Valid, p.Reason
 		o.AnomalyTypes, o.Anomalies, o.Not, o.AlsoNot = p.AnomalyTypes, p.Anomalies, p.Not, p.AlsoNot
 		o.Truncated, o.Stats, o.Warnings = p.Truncated, p.Stats, p.Warnings
+		o.Counts, o.CountsAtLeast = p.Counts, p.CountsAtLeast
 	} else {
 		o.Valid = check.Unknown
 		o.Reason = noResultReason(in)
 		o.AnomalyTypes, o.Anomalies, o.Not, o.AlsoNot = []string{}, []AnomalyOut{}, []string{}, []string{}
 		o.Stats = map[string]any{}
+		o.Counts = map[string]int{}
 	}
 	if h := in.History; h != nil {
 		ho := &HistoryOut{Format: h.Header.Format, Header: h.Header, Evidence: h.Evidence, Ignored: h.Ignored, Notes: h.Notes}
@@ -158,6 +171,9 @@ func buildOutput(in *Input) *Output {
 
 // noResultReason explains an input for which no checker produced a result.
 func noResultReason(in *Input) string {
+	if in.Reason != "" {
+		return in.Reason
+	}
 	if in.Error != "" {
 		return "not checked: " + in.Error
 	}
@@ -190,6 +206,7 @@ func resultOut(h *history.History, r *check.Result) ResultOut {
 		AnomalyTypes: nonNil(r.AnomalyTypes), Not: nonNil(r.Not), AlsoNot: nonNil(r.AlsoNot),
 		Truncated: r.Truncated, Stats: r.Stats, Warnings: r.Warnings,
 		Anomalies: make([]AnomalyOut, 0, len(r.Anomalies)),
+		Counts:    resultCounts(r), CountsAtLeast: r.CountsAtLeast,
 	}
 	if len(ro.Truncated) == 0 {
 		ro.Truncated = nil

@@ -760,7 +760,9 @@ func layoutTimelineMode(h *history.History, a *check.Anomaly, preferDB bool) *sv
 			lo, hi = math.Min(lo, v.lo), math.Max(hi, v.hi)
 		}
 	}
-	if math.IsInf(lo, 0) {
+	if math.IsInf(lo, 0) || hi <= lo {
+		// No times, or every time the same instant (e.g. zeros): a
+		// timeline would show nothing.
 		return nil
 	}
 	span := hi - lo
@@ -775,6 +777,9 @@ func layoutTimelineMode(h *history.History, a *check.Anomaly, preferDB bool) *sv
 		}
 		return ivs[i].lo < ivs[j].lo
 	})
+	if mode == "client" {
+		caption += ", time from the first invocation shown (" + exactMin(h, txns, mode) + " ns on the history's clock)"
+	}
 	tl := &svgTimeline{Caption: caption}
 	for r, v := range ivs {
 		y := 8 + float64(r)*tlRowH
@@ -807,7 +812,15 @@ func layoutTimelineMode(h *history.History, a *check.Anomaly, preferDB bool) *sv
 		tx := x(v)
 		tl.TickLines = append(tl.TickLines, f1(tx))
 		label := "+" + siNumber(v-lo)
-		if i == 0 {
+		if mode == "client" {
+			// Client times are nanoseconds (history.Txn.Invoke): ticks
+			// are offsets from the earliest invocation, in human units;
+			// the exact origin is in the caption and tooltips.
+			label = "+" + humanNanos(v-lo)
+			if i == 0 {
+				label = "0"
+			}
+		} else if i == 0 {
 			label = exactMin(h, txns, mode)
 		}
 		if mode == "db" && strings.Contains(caption, "rank") {
@@ -871,4 +884,19 @@ func siNumber(v float64) string {
 		}
 	}
 	return strconv.FormatFloat(v, 'g', 4, 64)
+}
+
+// humanNanos renders a span of nanoseconds with a unit: 850ns, 12.5µs,
+// 3.2ms, 1.25s, 2.5min.
+func humanNanos(v float64) string {
+	a := math.Abs(v)
+	for _, u := range []struct {
+		f float64
+		s string
+	}{{60e9, "min"}, {1e9, "s"}, {1e6, "ms"}, {1e3, "µs"}} {
+		if a >= u.f {
+			return strconv.FormatFloat(v/u.f, 'g', 3, 64) + u.s
+		}
+	}
+	return strconv.FormatFloat(v, 'g', 3, 64) + "ns"
 }

@@ -74,7 +74,7 @@ svg.timeline line.grid { stroke: #eceff1; }
 {{if .Multi}}
 <table class="summary">
 <tr><th>#</th><th>file</th><th>verdict</th><th>checker</th><th>anomalies</th></tr>
-{{range .Inputs}}<tr><td>{{.N}}</td><td><a href="#in{{.N}}">{{.File}}</a></td><td><span class="verdict {{.VClass}}">{{.Verdict}}</span></td><td>{{range $i, $r := .Results}}{{if $i}}, {{end}}{{$r.Checker}} ({{$r.Model}}){{end}}</td><td>{{len .Rows}}</td></tr>
+{{range .Inputs}}<tr><td>{{.N}}</td><td><a href="#in{{.N}}">{{.File}}</a></td><td><span class="verdict {{.VClass}}">{{.Verdict}}</span></td><td>{{range $i, $r := .Results}}{{if $i}}, {{end}}{{$r.Checker}} ({{$r.Model}}){{end}}</td><td>{{.Total}}</td></tr>
 {{end}}</table>
 {{end}}
 {{range .Inputs}}
@@ -82,6 +82,7 @@ svg.timeline line.grid { stroke: #eceff1; }
 <h2>{{.File}} <span class="verdict {{.VClass}}">{{.Verdict}}</span></h2>
 {{if .Error}}<p><b>Error:</b> <code>{{.Error}}</code></p>{{end}}
 {{if .Reason}}<p><b>Reason:</b> {{.Reason}}</p>{{end}}
+{{if .ModelWhy}}<p><b>Model:</b> {{.ModelWhy}}</p>{{end}}
 {{if .Stats}}
 <h3>History</h3>
 <table class="stats">
@@ -95,8 +96,8 @@ svg.timeline line.grid { stroke: #eceff1; }
 {{if .Results}}
 <h3>Verdicts</h3>
 <table class="results">
-<tr><th>checker</th><th>model</th><th>verdict</th><th>anomaly types</th><th>ruled out (not)</th><th>also not</th><th>reason / notes</th></tr>
-{{range .Results}}{{$r := .}}<tr><td>{{.Checker}}</td><td>{{.Model}}</td><td><span class="verdict {{.VClass}}">{{.Verdict}}</span></td><td>{{.Types}}</td><td class="models">{{.Not}}</td><td class="models">{{.AlsoNot}}</td><td>{{.Reason}}{{if .Truncated}}{{if .Reason}}<br/>{{end}}Not listed (per-type cap): {{.Truncated}}.{{end}}{{range $i, $w := .Warnings}}{{if or $i $r.Reason $r.Truncated}}<br/>{{end}}Warning: {{$w}}{{end}}</td></tr>
+<tr><th>checker</th><th>model</th><th>verdict</th><th>anomalies found (all counted)</th><th>ruled out (not)</th><th>also not</th><th>reason / notes</th></tr>
+{{range .Results}}{{$r := .}}<tr><td>{{.Checker}}</td><td>{{.Model}}</td><td><span class="verdict {{.VClass}}">{{.Verdict}}</span></td><td>{{range $i, $f := .Found}}{{if $i}}<br/>{{end}}{{$f.Count}} <a class="def" href="#{{$f.DefID}}" title="{{$f.Def}}">{{$f.Type}}</a>{{if $f.Plain}} ({{$f.Plain}}){{end}}{{if $f.Allowed}} <span class="allowed">(allowed)</span>{{end}}{{end}}</td><td class="models">{{.Not}}</td><td class="models">{{.AlsoNot}}</td><td>{{.Reason}}{{if .Truncated}}{{if .Reason}}<br/>{{end}}Not listed (per-type cap): {{.Truncated}}.{{end}}{{range $i, $w := .Warnings}}{{if or $i $r.Reason $r.Truncated}}<br/>{{end}}Warning: {{$w}}{{end}}</td></tr>
 {{end}}</table>
 {{end}}
 {{if .NotApplicable}}<p><b>Checkers that did not apply:</b> {{range $i, $x := .NotApplicable}}{{if $i}}; {{end}}{{index $x 0}}: {{index $x 1}}{{end}}.</p>{{end}}
@@ -104,13 +105,13 @@ svg.timeline line.grid { stroke: #eceff1; }
 <h3>Anomalies</h3>
 <table class="anomalies">
 <tr><th>checker</th><th>#</th><th>type</th><th>transactions</th><th>key</th></tr>
-{{range .Rows}}<tr><td>{{.Checker}}</td><td>{{.N}}</td><td>{{if .ID}}<a href="#{{.ID}}">{{.Type}}</a>{{else}}{{.Type}}{{end}}{{if .Allowed}} <span class="allowed">(allowed)</span>{{end}}</td><td>{{.Txns}}</td><td>{{.Key}}</td></tr>
+{{range .Rows}}<tr><td>{{.Checker}}</td><td>{{.N}}</td><td>{{if .ID}}<a href="#{{.ID}}">{{.Type}}</a>{{else}}{{.Type}}{{end}}{{if .Plain}} <span class="muted">({{.Plain}})</span>{{end}}{{if .Allowed}} <span class="allowed">(allowed)</span>{{end}}</td><td>{{.Txns}}</td><td>{{.Key}}</td></tr>
 {{end}}</table>
 {{if .MoreRows}}<p class="muted">{{.MoreRows}} more anomalies are not listed here; see <a href="report.json">report.json</a>.</p>{{end}}
 {{if .Undrawn}}<p class="muted">Only the first {{len .Drawn}} anomalies are drawn; the other {{.Undrawn}} are in the table above and in <a href="report.json">report.json</a>.</p>{{end}}
 {{range .Drawn}}
 <article class="anomaly" id="{{.ID}}">
-<h4>{{.Type}}{{if .Allowed}} <span class="allowed">(allowed by {{.Model}}; for information)</span>{{end}} <span class="muted">— {{.Checker}}, {{.Model}}, anomaly {{.N}}</span></h4>
+<h4><a class="def" href="#{{.DefID}}" title="{{.Def}}">{{.Type}}</a>{{if .Plain}} ({{.Plain}}){{end}}{{if .Allowed}} <span class="allowed">(allowed by {{.Model}}; for information)</span>{{end}} <span class="muted">— {{.Checker}}, {{.Model}}, anomaly {{.N}}</span></h4>
 <div class="figs">
 <figure>
 {{with .Graph}}<svg class="cycle" xmlns="http://www.w3.org/2000/svg" width="{{.W}}" height="{{.H}}" viewBox="{{.ViewBox}}" role="img" aria-label="{{.Label}}">
@@ -143,6 +144,15 @@ svg.timeline line.grid { stroke: #eceff1; }
 {{end}}
 {{end}}
 </section>
+{{end}}
+{{if .Defs}}
+<div class="defs" id="definitions">
+<h2>Anomaly definitions</h2>
+<dl>
+{{range .Defs}}<dt id="{{.ID}}"><b>{{.Type}}</b>{{if .Plain}} — {{.Plain}}{{end}}</dt><dd>{{.Def}}</dd>
+{{end}}</dl>
+<p class="muted">Which models prohibit each anomaly: docs/models.md in the txray repository.</p>
+</div>
 {{end}}
 </body>
 </html>

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -18,18 +19,44 @@ import (
 // textWidth is the column at which explanations are wrapped.
 const textWidth = 100
 
-// WriteText writes a human summary of in: the file, the history's format and
-// statistics, then for each result the checker, model, VERDICT, reason,
-// anomaly types, the models ruled out, and every listed anomaly with its
-// explanation (wrapped), and how many were found but not listed. verbose
-// adds each anomaly's transactions and its cycle step by step, the ignored
-// record counts by reason, and the decoder's notes. Control characters in
-// history-supplied strings are escaped so a hostile key cannot drive the
-// terminal.
+// TextOptions tune WriteTextOptions.
+type TextOptions struct {
+	// Verbose adds each anomaly's transactions and cycle step by step, the
+	// ignored record counts by reason, the decoder's notes, checker stats
+	// and the full reasons checkers did not apply.
+	Verbose bool
+	// Summary lines are printed in the summary, after the verdict and
+	// counts (e.g. `txray run`'s line on the level's promise).
+	Summary []string
+	// ReportPath, if set, is named in the summary ("report: PATH").
+	ReportPath string
+}
+
+// WriteText writes a human summary of in; see WriteTextOptions.
 func WriteText(w io.Writer, in *Input, verbose bool) error {
+	return WriteTextOptions(w, in, TextOptions{Verbose: verbose})
+}
+
+// WriteTextOptions writes in for a person, summary first:
+//
+//   - the file, and the error if it could not be checked;
+//   - per result one line "verdict: VERDICT under MODEL (checker C)" and
+//     the number of anomalies found per type, cycle types included, which
+//     never depends on the listing cap; the reason of an unknown verdict;
+//     opts.Summary; the report path;
+//   - the history in one or two lines (size, source, evidence, ignored);
+//   - one line per checker that did not apply (the first clause of its
+//     reason; the whole of it with Verbose);
+//   - then the details of each result: the models ruled out, warnings,
+//     every listed anomaly with its explanation (wrapped), and for each
+//     type how many more were found than listed.
+//
+// Control characters in history-supplied strings are escaped so a hostile
+// key cannot drive the terminal.
+func WriteTextOptions(w io.Writer, in *Input, opts TextOptions) error {
 	bw := bufio.NewWriter(w)
 	t := &textWriter{w: bw, h: in.History}
-	t.input(in, verbose)
+	t.input(in, opts)
 	return bw.Flush()
 }
 
@@ -44,7 +71,8 @@ func (t *textWriter) line(indent string, s string) {
 	t.w.WriteByte('\n')
 }
 
-func (t *textWriter) input(in *Input, verbose bool) {
+func (t *textWriter) input(in *Input, opts TextOptions) {
+	verbose := opts.Verbose
 	name := in.File
 	if name == "-" {
 		name = "<stdin>"
@@ -53,17 +81,32 @@ func (t *textWriter) input(in *Input, verbose bool) {
 	if in.Error != "" {
 		t.wrapped("  ", "error: ", in.Error)
 	}
-	if h := in.History; h != nil {
-		t.historySummary(h, verbose)
-	}
-	if len(in.Results) == 0 {
-		t.line("", "verdict: UNKNOWN")
-		t.wrapped("  ", "reason: ", noResultReason(in))
-	}
+	// Summary.
+	var results []*check.Result
 	for _, r := range in.Results {
 		if r != nil {
-			t.result(r, verbose)
+			results = append(results, r)
 		}
+	}
+	if len(results) == 0 {
+		if in.Error != "" && in.Reason == "" {
+			t.line("", "verdict: UNKNOWN (not checked: the input could not be read)")
+		} else {
+			t.line("", "verdict: UNKNOWN")
+			t.wrapped("  ", "reason: ", noResultReason(in))
+		}
+	}
+	for i, r := range results {
+		t.verdictLine(r, i > 0)
+	}
+	for _, s := range opts.Summary {
+		t.wrapped("", "", s)
+	}
+	if opts.ReportPath != "" {
+		t.line("", "report: "+clean(opts.ReportPath))
+	}
+	if h := in.History; h != nil {
+		t.historySummary(h, verbose)
 	}
 	if len(in.NotApplicable) > 0 {
 		names := make([]string, 0, len(in.NotApplicable))
@@ -71,14 +114,132 @@ func (t *textWriter) input(in *Input, verbose bool) {
 			names = append(names, n)
 		}
 		sort.Strings(names)
-		t.line("", "not applicable:")
 		for _, n := range names {
-			t.wrapped("  ", clean(n)+": ", in.NotApplicable[n])
+			why := in.NotApplicable[n]
+			if !verbose {
+				why = firstClause(why)
+			}
+			t.wrapped("", "not applicable: "+clean(n)+": ", why)
+		}
+		if !verbose {
+			for _, n := range names {
+				if firstClause(in.NotApplicable[n]) != in.NotApplicable[n] {
+					t.line("", "  (-v gives the full reasons)")
+					break
+				}
+			}
 		}
 	}
 	if in.Elapsed > 0 {
 		t.line("", "elapsed: "+roundDuration(in.Elapsed).String())
 	}
+	// Details.
+	for _, r := range results {
+		if hasDetails(r, verbose) {
+			t.result(r, verbose)
+		}
+	}
+}
+
+// verdictLine writes the summary of one result: its verdict, the model and
+// checker, the per-type totals and the reason.
+func (t *textWriter) verdictLine(r *check.Result, also bool) {
+	mdl := r.Model
+	if mdl == "" {
+		mdl = "no model"
+	}
+	head := "verdict: "
+	if also {
+		head = "also: "
+	}
+	t.line("", fmt.Sprintf("%s%s under %s (checker %s)", head, verdictWord(r.Verdict), clean(mdl), clean(r.Checker)))
+	if found := FoundSummary(r); found != "" {
+		t.wrapped("  ", "found: ", found)
+	}
+	if r.Reason != "" {
+		t.wrapped("  ", "reason: ", r.Reason)
+	}
+}
+
+// FoundSummary renders a result's per-type totals, prohibited types first:
+// "132 G-single-item, 31 G2-item, 3 lost-update (allowed: 5 internal)".
+// Totals are listed plus not listed (check.Result.Counts); a type whose
+// count is a lower bound reads "at least N". Empty when nothing was found.
+func FoundSummary(r *check.Result) string {
+	counts := resultCounts(r)
+	if len(counts) == 0 {
+		return ""
+	}
+	allowed := map[string]bool{}
+	for i := range r.Anomalies {
+		if r.Anomalies[i].Allowed {
+			allowed[r.Anomalies[i].Type] = true
+		}
+	}
+	atLeast := map[string]bool{}
+	for _, t := range r.CountsAtLeast {
+		atLeast[t] = true
+	}
+	types := make([]string, 0, len(counts))
+	for ty := range counts {
+		types = append(types, ty)
+	}
+	sort.Strings(types)
+	var bad, ok []string
+	for _, ty := range types {
+		s := strconv.Itoa(counts[ty]) + " " + clean(ty)
+		if atLeast[ty] {
+			s = "at least " + s
+		}
+		if allowed[ty] {
+			ok = append(ok, s)
+		} else {
+			bad = append(bad, s)
+		}
+	}
+	out := strings.Join(bad, ", ")
+	if len(ok) > 0 {
+		if out != "" {
+			out += " "
+		}
+		out += "(allowed by the model: " + strings.Join(ok, ", ") + ")"
+	}
+	return out
+}
+
+// resultCounts returns r.Counts, or (for a result Finish did not complete)
+// the listed anomalies plus Truncated.
+func resultCounts(r *check.Result) map[string]int {
+	if len(r.Counts) > 0 {
+		return r.Counts
+	}
+	m := map[string]int{}
+	for i := range r.Anomalies {
+		m[r.Anomalies[i].Type]++
+	}
+	for ty, n := range r.Truncated {
+		if n > 0 {
+			m[ty] += n
+		}
+	}
+	return m
+}
+
+func hasDetails(r *check.Result, verbose bool) bool {
+	return len(r.Anomalies) > 0 || len(r.Not) > 0 || len(r.AlsoNot) > 0 || len(r.Warnings) > 0 ||
+		len(r.Truncated) > 0 || (verbose && len(r.Stats) > 0)
+}
+
+// firstClause shortens a reason to its first sentence or clause (up to the
+// first ". ", "; " or ": "), for one-line notes.
+func firstClause(s string) string {
+	cut := len(s)
+	for _, sep := range []string{". ", "; ", ": ", "\n"} {
+		if i := strings.Index(s, sep); i >= 0 && i < cut {
+			cut = i
+		}
+	}
+	return strings.TrimRight(s[:cut], ".")
 }
 
 func (t *textWriter) historySummary(h *history.History, verbose bool) {
@@ -158,13 +319,7 @@ func (t *textWriter) result(r *check.Result, verbose bool) {
 	if model == "" {
 		model = "no model"
 	}
-	t.line("", fmt.Sprintf("%s (%s): %s", clean(r.Checker), clean(model), verdictWord(r.Verdict)))
-	if r.Reason != "" {
-		t.wrapped("  ", "reason: ", r.Reason)
-	}
-	if len(r.AnomalyTypes) > 0 {
-		t.wrapped("  ", "anomaly types: ", strings.Join(r.AnomalyTypes, ", "))
-	}
+	t.line("", fmt.Sprintf("details of %s (%s): %s", clean(r.Checker), clean(model), verdictWord(r.Verdict)))
 	if len(r.Not) > 0 {
 		t.wrapped("  ", "not: ", strings.Join(r.Not, ", "))
 	}
@@ -185,7 +340,11 @@ func (t *textWriter) result(r *check.Result, verbose bool) {
 		sort.Strings(types)
 		for _, ty := range types {
 			if n := r.Truncated[ty]; n > 0 {
-				t.line("  ", fmt.Sprintf("... and %d more %s not listed (per-type cap)", n, clean(ty)))
+				more := strconv.Itoa(n)
+				if slices.Contains(r.CountsAtLeast, ty) {
+					more = "at least " + more
+				}
+				t.line("  ", fmt.Sprintf("... and %s more %s not listed (--max-anomalies caps the listing per type; 0 lists all)", more, clean(ty)))
 			}
 		}
 	}

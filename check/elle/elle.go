@@ -41,6 +41,14 @@
 //     cyclic is dropped for that key only (Elle drops it for all keys);
 //     linearizable-keys relates each transaction to its minimal real-time
 //     successors touching the key.
+//   - rw-register: the order-free read checks of package regread run
+//     first; a read of a value no transaction wrote to its key is a
+//     thin-air-read (prohibited by every model) and a read of the
+//     transaction's own later write a future-read. Elle accepts the former
+//     (a possible initial state); txray takes only nil, the value of
+//     Params "initial-value" (e.g. "0") when nobody writes it, and the
+//     writes of an explicit initial transaction (regread's rule) as the
+//     initial state, and infers versions on regread's initial-state view.
 //   - list-append: an element no transaction appended is reported as
 //     garbage-versions (Elle's dirty-update asserts instead); dirty-update
 //     uses the version order from committed and unknown-outcome reads only.
@@ -56,6 +64,8 @@ package elle
 import (
 	"context"
 	"fmt"
+	"math"
+	"sort"
 	"strings"
 	"time"
 
@@ -247,6 +257,7 @@ func cycleStage(ctx context.Context, h *history.History, b *graph.Builder, p pla
 	cycles, complete, reason := g.FindCycles(ctx, graph.SearchOptions{Types: p.types, MaxPerType: opts.MaxPerType(), Budget: opts.Budget})
 	st.lap("cycle_search")
 	progress(opts, "cycles", 1, 1)
+	cycles, atLeast := countBeyondCap(ctx, g, p, opts, cycles, complete, st)
 	for _, c := range cycles {
 		c := c
 		col.add(c.Type, func() check.Anomaly {
@@ -255,6 +266,13 @@ func cycleStage(ctx context.Context, h *history.History, b *graph.Builder, p pla
 			return check.Anomaly{Txns: txns, Cycle: steps, Explanation: text, Ops: opsOf(h, txns...)}
 		})
 	}
+	for t, n := range atLeast {
+		for range n {
+			col.add(t, nil) // beyond the cap: counted, never built
+		}
+		r.CountsAtLeast = append(r.CountsAtLeast, t)
+	}
+	sort.Strings(r.CountsAtLeast)
 	if len(cycles) > 0 {
 		mask := graph.WW | graph.WR | graph.RW
 		if p.process {
@@ -286,6 +304,53 @@ func cycleStage(ctx context.Context, h *history.History, b *graph.Builder, p pla
 		})
 		r.Reason = reason
 	}
+}
+
+// countBeyondCap makes the per-type totals honest when the listing cap was
+// reached. The capped search stops at opts.MaxPerType() cycles per type, so
+// when some type reached the cap the search is run again without a cap
+// (with its own budget of the same size): if that search completes, its
+// cycles replace the capped ones, so both the listing (the first cap of
+// each type, in search order) and the totals are independent of the cap.
+// If it (or the capped search) does not complete, the capped cycles are kept and atLeast gives,
+// for each type that reached the cap, how many more cycles the uncapped
+// search found before it stopped: those types' totals are lower bounds.
+// Totals follow the search's own economies (graph.FindCycles): a component
+// in which a stronger type was found is not searched again for the weaker
+// types it implies, and a component of more than 65536 edges yields one
+// cycle per type.
+func countBeyondCap(ctx context.Context, g *graph.Graph, p plan, opts check.Options, capped []graph.Cycle,
+	cappedComplete bool, st *stats) (cycles []graph.Cycle, atLeast map[string]int) {
+	limit := opts.MaxPerType()
+	perType := map[string]int{}
+	full := false
+	for _, c := range capped {
+		perType[c.Type]++
+		full = full || perType[c.Type] >= limit
+	}
+	if !full || limit >= math.MaxInt32 {
+		return capped, nil
+	}
+	complete := false
+	var all []graph.Cycle
+	if cappedComplete {
+		all, complete, _ = g.FindCycles(ctx, graph.SearchOptions{Types: p.types, MaxPerType: math.MaxInt32, Budget: opts.Budget})
+		st.lap("cycle_count")
+	}
+	if complete {
+		return all, nil
+	}
+	counts := map[string]int{}
+	for _, c := range all {
+		counts[c.Type]++
+	}
+	atLeast = map[string]int{}
+	for t, n := range perType {
+		if n >= limit {
+			atLeast[t] = max(counts[t]-n, 0)
+		}
+	}
+	return capped, atLeast
 }
 
 // realtimePairExists reports whether some included transaction completed

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime/debug"
+	"sort"
 	"strings"
 	"time"
 
@@ -38,19 +40,65 @@ type checkFlags struct {
 
 func (f *checkFlags) add(c *cobra.Command, withFormat bool) {
 	fl := c.Flags()
-	fl.StringVarP(&f.model, "model", "m", "", "consistency model or DBMS profile to check (e.g. serializable, si, postgres:repeatable-read); default: the history's declared level, else strict-serializable")
+	fl.StringVarP(&f.model, "model", "m", "", "consistency model or DBMS profile to check (e.g. serializable, si, postgres:repeatable-read), or \"level\" for what the history's declared level promises; default: the declared level's promise, else strict-serializable (docs/models.md)")
 	if withFormat {
-		fl.StringVarP(&f.format, "format", "f", "auto", "input format: auto|"+strings.Join(history.Formats(), "|"))
+		fl.StringVarP(&f.format, "format", "f", "auto", "input format: auto|"+strings.Join(formatNames(), "|"))
 	}
 	fl.StringVarP(&f.checker, "checker", "c", "auto", "checker: auto (strongest the evidence allows), all (every applicable one), or names separated by commas: "+strings.Join(check.Names(), ", "))
-	fl.BoolVar(&f.json, "json", false, "print one JSON object per input on stdout (docs/json-output.md)")
-	fl.StringVarP(&f.out, "out", "o", "", "write report.html and report.json into this directory")
-	fl.BoolVarP(&f.verbose, "verbose", "v", false, "print every cycle step and decoder notes")
-	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress bars")
-	fl.IntVar(&f.maxAnomalies, "max-anomalies", 8, "anomalies listed per type (the rest are counted)")
+	fl.BoolVar(&f.json, "json", false, "print one JSON object per input on stdout, failed inputs included (docs/json-output.md)")
+	fl.StringVarP(&f.out, "out", "o", "", "write report.html and report.json into this directory (created if needed)")
+	fl.BoolVarP(&f.verbose, "verbose", "v", false, "print every cycle step, decoder notes and the full reasons checkers did not apply")
+	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress bars (warnings are still printed)")
+	fl.IntVar(&f.maxAnomalies, "max-anomalies", check.DefaultMaxPerType, "anomalies listed per type; 0 lists all (the totals per type are always counted in full)")
 	fl.Int64Var(&f.budget, "budget", 0, "search work bound for cycle search / solvers (0 = checker default); exceeding it gives verdict unknown")
-	fl.DurationVar(&f.timeout, "timeout", 0, "give up checking after this long (verdict unknown); 0 = no limit")
-	fl.StringArrayVarP(&f.params, "param", "p", nil, "checker-specific option key=value (repeatable), e.g. linearizable-keys=true")
+	fl.DurationVar(&f.timeout, "timeout", 0, "give up after this long, decoding included (verdict unknown for what was not finished); 0 = no limit")
+	fl.StringArrayVarP(&f.params, "param", "p", nil, "checker-specific option KEY=VALUE (repeatable); unknown keys are rejected. Keys:\n"+check.ParamsHelp())
+}
+
+// formatAliases are other tools' names for formats txray registers under
+// another name.
+var formatAliases = map[string]string{
+	"timekiller": "chronos", // TimeKiller and Chronos/Aion share the JSON history format
+	"aion":       "chronos",
+	"elle":       "edn",
+	"jepsen":     "edn",
+	"txray":      "jsonl",
+}
+
+// formatNames lists the registered formats and the aliases that name one.
+func formatNames() []string {
+	names := history.Formats()
+	known := map[string]bool{}
+	for _, n := range names {
+		known[n] = true
+	}
+	var al []string
+	for a, f := range formatAliases {
+		if known[f] && !known[a] {
+			al = append(al, a)
+		}
+	}
+	sort.Strings(al)
+	return append(names, al...)
+}
+
+// resolveFormat maps an alias to its registered format; "auto" and
+// registered names pass through; anything else is a usage error naming the
+// accepted names.
+func resolveFormat(name string) (string, error) {
+	n := strings.ToLower(strings.TrimSpace(name))
+	if n == "" || n == "auto" {
+		return "auto", nil
+	}
+	if _, ok := history.LookupFormat(n); ok {
+		return n, nil
+	}
+	if f, ok := formatAliases[n]; ok {
+		if _, ok := history.LookupFormat(f); ok {
+			return f, nil
+		}
+	}
+	return "", UsageErrorf("--format: unknown format %q (known: auto, %s)", name, strings.Join(formatNames(), ", "))
 }
 
 func newCheckCmd() *cobra.Command {
@@ -59,7 +107,21 @@ func newCheckCmd() *cobra.Command {
 		Use:   "check [flags] FILE...",
 		Short: "check recorded histories for isolation anomalies",
 		Long: `Check one or more recorded histories ("-" reads stdin) in any supported format
-(` + strings.Join(history.Formats(), ", ") + `).
+(` + strings.Join(formatNames(), ", ") + `).
+
+Text output starts with a summary per input (verdict, model, the number of
+anomalies found per type, the report path), then the details. --json prints
+one object per input, inputs that cannot be decoded included (with "error"
+and "history": null).
+
+The model: --model, else what the history's declared level promises on its
+database (a PostgreSQL repeatable-read history is checked as snapshot
+isolation), else strict-serializable. ` + "`txray run`" + ` checks serializable by
+default; both print the model and why it was chosen.
+
+Hints: TimeKiller, dbcop and PolySI histories start every key at 0: give
+-p initial-value=0. elle-cli's "--model list-append" is --checker
+list-append here (--model is the isolation level).
 
 Exit codes: 0 every history valid; 1 some history invalid; 2 usage or input
 error; 3 some verdict unknown.`,
@@ -84,48 +146,174 @@ error; 3 some verdict unknown.`,
 	return c
 }
 
-// runCheck checks every file and returns the aggregate exit code.
-func runCheck(cmd *cobra.Command, files []string, f *checkFlags) (int, error) {
+// validate checks the flags common to check and run and normalises them:
+// --max-anomalies 0 becomes "no cap" (check.Options' negative), --format
+// aliases become the registered name.
+func (f *checkFlags) validate() (map[string]string, error) {
 	params, err := parseParams(f.params)
+	if err != nil {
+		return nil, err
+	}
+	if f.model != "" && f.model != "level" {
+		if _, err := canonicalModel(f.model); err != nil {
+			return nil, err
+		}
+	}
+	if f.maxAnomalies < 0 {
+		return nil, UsageErrorf("--max-anomalies %d: want 0 (list all) or a positive cap", f.maxAnomalies)
+	}
+	if f.format != "" {
+		if f.format, err = resolveFormat(f.format); err != nil {
+			return nil, err
+		}
+	}
+	if f.checker != "" && f.checker != "auto" && f.checker != "all" {
+		for _, n := range strings.Split(f.checker, ",") {
+			if err := knownChecker(strings.TrimSpace(n)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return params, nil
+}
+
+// maxPerType turns the flag into check.Options.MaxAnomalies (0 = no cap on
+// the command line, negative in check.Options).
+func (f *checkFlags) maxPerType() int {
+	if f.maxAnomalies == 0 {
+		return -1
+	}
+	return f.maxAnomalies
+}
+
+func knownChecker(n string) error {
+	if _, found := check.Lookup(n); found {
+		return nil
+	}
+	msg := fmt.Sprintf("--checker: unknown checker %q (known: auto, all, %s)", n, strings.Join(check.Names(), ", "))
+	if s := closest(n, check.Names()); s != "" {
+		msg += "; did you mean " + s + "?"
+	}
+	return UsageErrorf("%s", msg)
+}
+
+// closest returns the name in names nearest to n (edit distance at most a
+// third of its length), or "".
+func closest(n string, names []string) string {
+	for _, s := range model.SuggestAmong(n, names, 1) {
+		return s
+	}
+	return ""
+}
+
+// runCheck checks every file and returns the aggregate exit code. Every
+// input gets its output, failed ones included: with --json one object per
+// input (an undecodable one has "error" and "history": null), in text its
+// summary. --timeout bounds the whole command, decoding included.
+func runCheck(cmd *cobra.Command, files []string, f *checkFlags) (int, error) {
+	params, err := f.validate()
 	if err != nil {
 		return ExitUsage, err
 	}
-	if f.model != "" {
-		if _, err := canonicalModel(f.model); err != nil {
-			return ExitUsage, err
-		}
+	ctx := cmd.Context()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if f.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, f.timeout)
+		defer cancel()
 	}
 	tuneGC()
+	reportPath := ""
+	if f.out != "" {
+		reportPath = filepath.Join(f.out, "report.html")
+	}
 	var inputs []*report.Input
 	codes := []int{}
 	for _, file := range files {
 		start := time.Now()
-		h, err := history.DecodeFile(file, f.format, decodeOptions(file, f.quiet || f.json))
-		if err != nil {
-			fmt.Fprintln(cmd.ErrOrStderr(), "txray:", err)
-			codes = append(codes, ExitUsage)
-			continue
+		h, err := decodeCtx(ctx, file, f.format, decodeOptions(file, f.quiet || f.json))
+		var in *report.Input
+		code := ExitUsage
+		switch {
+		case err == nil:
+			for _, n := range h.Notices {
+				fmt.Fprintln(cmd.ErrOrStderr(), "txray: notice:", n)
+			}
+			in, code, err = checkHistoryCtx(ctx, file, h, f, params, start)
+			if err != nil {
+				return ExitUsage, err
+			}
+		case ctx.Err() != nil && !history.IsInputError(err):
+			in = &report.Input{File: file, Reason: "timed out after " + f.timeout.String() + " (--timeout) before the input was decoded", Elapsed: time.Since(start)}
+			code = ExitUnknown
+		default:
+			in = &report.Input{File: file, Error: err.Error(), Elapsed: time.Since(start)}
 		}
-		in, code, err := checkHistory(cmd, file, h, f, params, start)
-		if err != nil {
+		if err := printInput(cmd, in, f, reportPath, nil); err != nil {
 			return ExitUsage, err
 		}
-		inputs = append(inputs, in)
+		if in.History != nil {
+			inputs = append(inputs, in)
+		}
 		codes = append(codes, code)
 	}
 	if f.out != "" && len(inputs) > 0 {
 		if err := os.MkdirAll(f.out, 0o755); err != nil {
 			return ExitUsage, err
 		}
-		p, err := report.WriteHTML(f.out, inputs)
-		if err != nil {
+		if _, err := report.WriteHTML(f.out, inputs); err != nil {
 			return ExitUsage, err
-		}
-		if !f.json {
-			fmt.Fprintln(cmd.OutOrStdout(), "report:", p)
 		}
 	}
 	return aggregate(codes), nil
+}
+
+// decodeCtx decodes file, giving up when ctx ends (the decoder itself
+// cannot be interrupted; it is left to finish in the background and its
+// result discarded, which is fine for a command about to exit).
+func decodeCtx(ctx context.Context, file, format string, opts history.DecodeOptions) (*history.History, error) {
+	if ctx.Done() == nil {
+		return history.DecodeFile(file, format, opts)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	type res struct {
+		h   *history.History
+		err error
+	}
+	ch := make(chan res, 1)
+	go func() {
+		h, err := history.DecodeFile(file, format, opts)
+		ch <- res{h, err}
+	}()
+	select {
+	case r := <-ch:
+		return r.h, r.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// printInput prints one checked (or failed) input: its JSON object, or its
+// text with the summary first (model choice, extra summary lines, report
+// path).
+func printInput(cmd *cobra.Command, in *report.Input, f *checkFlags, reportPath string, extra []string) error {
+	w := cmd.OutOrStdout()
+	if f.json {
+		return report.WriteJSON(w, in)
+	}
+	var summary []string
+	if in.ModelWhy != "" {
+		summary = append(summary, "model: "+in.ModelWhy)
+	}
+	summary = append(summary, extra...)
+	if in.History == nil {
+		reportPath = ""
+	}
+	return report.WriteTextOptions(w, in, report.TextOptions{Verbose: f.verbose, Summary: summary, ReportPath: reportPath})
 }
 
 // aggregate folds per-input exit codes: input errors first, then invalid,
@@ -141,11 +329,11 @@ func aggregate(codes []int) int {
 	return out
 }
 
+// canonicalModel resolves a --model value (model, alias or DBMS profile),
+// or returns a usage error with the closest names and hints
+// (model.Resolve).
 func canonicalModel(name string) (string, error) {
-	if p, ok := model.LookupProfile(name); ok {
-		return p.Name, nil
-	}
-	m, err := model.Canonical(name)
+	m, err := model.Resolve(name)
 	if err != nil {
 		return "", UsageErrorf("--model: %v", err)
 	}
@@ -161,50 +349,77 @@ func parseParams(ps []string) (map[string]string, error) {
 		}
 		m[k] = v
 	}
+	if err := check.ValidateParams(m); err != nil {
+		return nil, UsageErrorf("%v", err)
+	}
 	return m, nil
 }
 
 // pickModel resolves the model for h: the flag, else the history's declared
 // level, else strict-serializable.
 func pickModel(flag string, h *history.History) string {
-	if flag != "" {
-		m, _ := canonicalModel(flag)
-		return m
-	}
-	if h.Header.Level != "" {
-		if m, err := canonicalModel(defaultModel(h.Header.DB, h.Header.Level)); err == nil {
-			return m
-		}
-	}
-	return "strict-serializable"
+	m, _ := pickModelWhy(flag, h)
+	return m
 }
 
-// checkHistory runs the selected checkers on h, prints the result (text or
-// JSON) and returns the report input and the exit code for this history.
-func checkHistory(cmd *cobra.Command, file string, h *history.History, f *checkFlags, params map[string]string, start time.Time) (*report.Input, int, error) {
-	mdl := pickModel(f.model, h)
+// pickModelWhy is pickModel with the reason for the choice, printed in the
+// summary so the default is never silent (txray run's default differs:
+// serializable).
+func pickModelWhy(flag string, h *history.History) (string, string) {
+	declared := ""
+	if h.Header.Level != "" {
+		if m, err := canonicalModel(defaultModel(h.Header.DB, h.Header.Level)); err == nil {
+			declared = m
+		}
+	}
+	switch {
+	case flag == "level" && declared != "":
+		return declared, fmt.Sprintf("%s (--model level: what %s promises%s)", declared, h.Header.Level, onDB(h.Header.DB))
+	case flag == "level":
+		return "strict-serializable", "strict-serializable (--model level, but the history declares no level)"
+	case flag != "":
+		m, _ := canonicalModel(flag)
+		return m, m + " (--model)"
+	case declared != "":
+		return declared, fmt.Sprintf("%s (default: what the history's level %s promises%s; txray run checks serializable by default, --model serializable here)",
+			declared, h.Header.Level, onDB(h.Header.DB))
+	}
+	return "strict-serializable", "strict-serializable (default: the history declares no level; --model to choose)"
+}
+
+func onDB(db string) string {
+	if db == "" {
+		return ""
+	}
+	return " on " + db
+}
+
+// checkHistoryCtx runs the selected checkers on h under ctx and returns
+// the report input and the exit code for this history. A checker stopped by
+// ctx's deadline gives verdict unknown.
+func checkHistoryCtx(ctx context.Context, file string, h *history.History, f *checkFlags, params map[string]string, start time.Time) (*report.Input, int, error) {
+	mdl, why := pickModelWhy(f.model, h)
 	checkers, notApp, err := selectCheckers(h, mdl, f.checker)
 	if err != nil {
 		return nil, ExitUsage, err
 	}
-	in := &report.Input{File: file, History: h, NotApplicable: notApp}
-	ctx := context.Background()
-	if f.timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, f.timeout)
-		defer cancel()
-	}
-	opts := check.Options{Model: mdl, MaxAnomalies: f.maxAnomalies, Budget: f.budget, Params: params,
+	in := &report.Input{File: file, History: h, NotApplicable: notApp, ModelWhy: why}
+	opts := check.Options{Model: mdl, MaxAnomalies: f.maxPerType(), Budget: f.budget, Params: params,
 		Progress: progress.Func(f.quiet || f.json)}
 	for _, c := range checkers {
+		if ctx.Err() != nil {
+			in.Results = append(in.Results, timedOut(c.Name(), mdl, f.timeout))
+			continue
+		}
 		r, err := c.Check(ctx, h, opts)
 		if err != nil {
 			if history.IsInputError(err) {
-				fmt.Fprintln(cmd.ErrOrStderr(), "txray:", err)
+				in.Error = err.Error()
+				in.Elapsed = time.Since(start)
 				return in, ExitUsage, nil
 			}
-			if errors.Is(err, context.DeadlineExceeded) {
-				r = &check.Result{Checker: c.Name(), Model: mdl, Verdict: check.Unknown, Reason: "timed out after " + f.timeout.String()}
+			if errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil {
+				r = timedOut(c.Name(), mdl, f.timeout)
 			} else {
 				return nil, ExitUsage, fmt.Errorf("%s: checker %s: %w", file, c.Name(), err)
 			}
@@ -212,16 +427,13 @@ func checkHistory(cmd *cobra.Command, file string, h *history.History, f *checkF
 		in.Results = append(in.Results, r)
 	}
 	in.Elapsed = time.Since(start)
-	w := cmd.OutOrStdout()
-	if f.json {
-		err = report.WriteJSON(w, in)
-	} else {
-		err = report.WriteText(w, in, f.verbose)
-	}
-	if err != nil {
-		return nil, ExitUsage, err
-	}
 	return in, verdictCode(in.Results), nil
+}
+
+func timedOut(checker, mdl string, d time.Duration) *check.Result {
+	r := &check.Result{Checker: checker, Model: mdl, Verdict: check.Unknown, Reason: "timed out after " + d.String() + " (--timeout)"}
+	r.Finish()
+	return r
 }
 
 func verdictCode(rs []*check.Result) int {
@@ -256,7 +468,7 @@ func selectCheckers(h *history.History, mdl, spec string) ([]check.Checker, map[
 		n = strings.TrimSpace(n)
 		c, found := check.Lookup(n)
 		if !found {
-			return nil, nil, UsageErrorf("--checker: unknown checker %q (known: %s)", n, strings.Join(check.Names(), ", "))
+			return nil, nil, knownChecker(n)
 		}
 		out = append(out, c)
 	}
@@ -271,27 +483,42 @@ func checkAndReport(cmd *cobra.Command, name string, h *history.History, mdl str
 }
 
 func checkAndReportFlags(cmd *cobra.Command, name string, h *history.History, f *checkFlags) (int, error) {
-	_, code, err := checkAndReportInput(cmd, name, h, f)
+	_, code, err := checkAndReportInput(cmd, name, h, f, nil)
 	return code, err
 }
 
-// checkAndReportInput is checkAndReportFlags that also returns the checked
-// input (nil on error).
-func checkAndReportInput(cmd *cobra.Command, name string, h *history.History, f *checkFlags) (*report.Input, int, error) {
-	params, err := parseParams(f.params)
+// checkAndReportInput checks h, writes the HTML report when f.out is set,
+// and prints the input (summary first; summary gives extra summary lines
+// computed from the input, e.g. run's level promise). It returns the
+// checked input (nil on error).
+func checkAndReportInput(cmd *cobra.Command, name string, h *history.History, f *checkFlags,
+	summary func(*report.Input) []string) (*report.Input, int, error) {
+	params, err := f.validate()
 	if err != nil {
 		return nil, ExitUsage, err
 	}
-	in, code, err := checkHistory(cmd, name, h, f, params, time.Now())
+	ctx := context.Background()
+	if f.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, f.timeout)
+		defer cancel()
+	}
+	in, code, err := checkHistoryCtx(ctx, name, h, f, params, time.Now())
 	if err != nil {
 		return nil, ExitUsage, err
 	}
+	reportPath := ""
 	if f.out != "" && in != nil {
-		p, err := report.WriteHTML(f.out, []*report.Input{in})
-		if err != nil {
+		if reportPath, err = report.WriteHTML(f.out, []*report.Input{in}); err != nil {
 			return nil, ExitUsage, err
 		}
-		fmt.Fprintf(cmd.OutOrStdout(), "report: %s\n", p)
+	}
+	var extra []string
+	if summary != nil {
+		extra = summary(in)
+	}
+	if err := printInput(cmd, in, f, reportPath, extra); err != nil {
+		return nil, ExitUsage, err
 	}
 	return in, code, nil
 }

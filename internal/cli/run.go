@@ -1,12 +1,13 @@
 package cli
 
 import (
-	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -20,6 +21,7 @@ import (
 	"github.com/txray/txray/record"
 	"github.com/txray/txray/record/db"
 	"github.com/txray/txray/record/workload"
+	"github.com/txray/txray/report"
 )
 
 func init() { register(newRunCmd) }
@@ -90,6 +92,11 @@ database gives.`,
 	fl.IntVar(&f.cfg.MaxRetries, "retries", 3, "retry an aborted transaction's plan this many times (each retry is a new transaction)")
 	fl.StringVarP(&f.model, "model", "m", "", "model to check: a model, a DBMS profile, or \"level\" for the model the level promises on this database (default serializable)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress bar and no warnings")
+	fl.DurationVar(&f.cfg.ConnectTimeout, "connect-timeout", db.DefaultConnectTimeout,
+		"bound on establishing each database session (TCP, TLS, authentication); a PostgreSQL URL's connect_timeout wins")
+	fl.DurationVar(&f.cfg.StatementTimeout, "statement-timeout", db.DefaultStatementTimeout,
+		"client-side bound on each statement's round trip (a COMMIT past it has an unknown outcome)")
+	fl.DurationVar(&f.cfg.TxnTimeout, "txn-timeout", 30*time.Second, "client-side bound on one whole transaction")
 	return c
 }
 
@@ -131,6 +138,9 @@ func runRun(cmd *cobra.Command, f *runFlags) (int, error) {
 	if cfg.Clients <= 0 || cfg.WL.Keys <= 0 || cfg.WL.Ops <= 0 {
 		return ExitUsage, UsageErrorf("--clients, --keys and --ops must be positive")
 	}
+	if cfg.ConnectTimeout <= 0 || cfg.StatementTimeout <= 0 || cfg.TxnTimeout <= 0 {
+		return ExitUsage, UsageErrorf("--connect-timeout, --statement-timeout and --txn-timeout must be positive")
+	}
 	if cfg.Txns <= 0 && f.duration <= 0 {
 		return ExitUsage, UsageErrorf("--txns must be positive (or give --duration)")
 	}
@@ -146,9 +156,9 @@ func runRun(cmd *cobra.Command, f *runFlags) (int, error) {
 		}
 		cfg.Out = filepath.Join("txray-runs", fmt.Sprintf("%s-%s-%s", scheme, cfg.Workload, time.Now().Format("20060102T150405")))
 	}
-	if !f.quiet {
-		cfg.Warn = func(s string) { fmt.Fprintln(stderr, "txray: warning:", s) }
-	}
+	// Warnings (e.g. SQLite running serializable instead of the requested
+	// level) are printed even with -q: they change what the run means.
+	cfg.Warn = func(s string) { fmt.Fprintln(stderr, "txray: warning:", s) }
 	var bar *progressbar.ProgressBar
 	if !f.quiet {
 		if fl, ok := stderr.(*os.File); ok && term.IsTerminal(int(fl.Fd())) {
@@ -170,11 +180,12 @@ func runRun(cmd *cobra.Command, f *runFlags) (int, error) {
 			}
 		}
 	}
-	// The first interrupt stops issuing transactions: those in flight
-	// finish, the history is completed and checked. A second one kills
-	// the process (the default action is restored), and the server drops
-	// the temporary replication slot with the session.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	// The first SIGINT or SIGTERM (what timeout(1), systemd and container
+	// runtimes send) stops issuing transactions: those in flight finish,
+	// the history is completed, checked and reported. A second signal
+	// kills the process (the default action is restored), and the server
+	// drops the temporary replication slot with the session.
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	go func() {
 		<-ctx.Done()
@@ -193,7 +204,8 @@ func runRun(cmd *cobra.Command, f *runFlags) (int, error) {
 		_ = bar.Finish()
 	}
 	if err != nil {
-		if res != nil && res.Path != "" {
+		var we *record.WriteError
+		if res != nil && res.Path != "" && !errors.As(err, &we) {
 			fmt.Fprintf(stderr, "txray: partial history in %s\n", res.Path)
 		}
 		return ExitUsage, err
@@ -209,19 +221,24 @@ func runRun(cmd *cobra.Command, f *runFlags) (int, error) {
 		return ExitValid, nil
 	}
 	h := res.History
-	fmt.Fprintf(stdout, "history: %s (%s %s, %s, %s)\n", res.Path, h.Header.DB, h.Header.Version, h.Header.Level, h.Header.Workload)
+	var notes []string
 	if res.EvidencePath != "" {
-		fmt.Fprintf(stdout, "evidence: %s\n", res.EvidencePath)
+		notes = append(notes, "evidence file: "+res.EvidencePath)
 	}
 	mdl := f.model
+	promised := defaultModel(h.Header.DB, h.Header.Level)
+	modelWhy := mdl + " (--model)"
 	switch mdl {
 	case "":
 		// The question a run asks is which anomalies the level lets
 		// through that serializability (Papadimitriou 1979; Adya PL-3)
 		// forbids, as Elle's and Jepsen's database tests ask.
 		mdl = model.Serializable
+		modelWhy = "serializable (txray run's default: the anomalies serializability forbids; --model level checks only what " +
+			h.Header.Level + " promises, " + promised + ", which is txray check's default for this file)"
 	case "level":
-		mdl = defaultModel(h.Header.DB, h.Header.Level)
+		mdl = promised
+		modelWhy = mdl + " (--model level: what " + h.Header.Level + " promises on " + h.Header.DB + ")"
 	}
 	// The report (report.html, report.json) goes next to the history.
 	cf := &checkFlags{model: mdl, checker: "auto", out: filepath.Dir(res.Path), quiet: f.quiet}
@@ -243,18 +260,21 @@ func runRun(cmd *cobra.Command, f *runFlags) (int, error) {
 			// constraints).
 			var n int
 			h, n = record.WithoutPredicateReads(h)
-			fmt.Fprintf(stdout, "note: %d predicate reads are not checked under %s (no model checker interprets them); --model %s:%s checks them with leopard\n",
-				n, mdl, h.Header.DB, h.Header.Level)
+			notes = append(notes, fmt.Sprintf("note: %d predicate reads are not checked under %s (no model checker interprets them); --model %s:%s checks them with leopard",
+				n, mdl, h.Header.DB, h.Header.Level))
 		}
 	}
-	in, code, err := checkAndReportInput(cmd, res.Path, h, cf)
-	if err != nil || in == nil || len(in.Results) == 0 {
-		return code, err
-	}
-	if line := promiseLine(h.Header.DB, h.Header.Level, mdl, in.Results[0]); line != "" {
-		fmt.Fprintln(stdout, line)
-	}
-	return code, nil
+	_, code, err := checkAndReportInput(cmd, res.Path, h, cf, func(in *report.Input) []string {
+		in.ModelWhy = modelWhy
+		var lines []string
+		if len(in.Results) > 0 {
+			if line := promiseLine(h.Header.DB, h.Header.Level, mdl, in.Results[0]); line != "" {
+				lines = append(lines, line)
+			}
+		}
+		return append(lines, notes...)
+	})
+	return code, err
 }
 
 // promiseLine says whether the run kept the promise of the level it ran at
