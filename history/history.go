@@ -135,6 +135,11 @@ type Predicate struct {
 	Table  string
 	Where  string
 	Result []Row
+	// VersionSet, when HasVersionSet is set, is the version certificate's
+	// version set of this read (see certificate.go): the version of every
+	// row of Table the statement evaluated Where on, matching or not.
+	VersionSet    []Row
+	HasVersionSet bool
 }
 
 // Row is one row returned by a predicate read.
@@ -213,6 +218,9 @@ type Evidence struct {
 	VersionOrder  bool `json:"version_order"`  // History.VersionOrder present
 	CommitOrder   bool `json:"commit_order"`   // CommitTS is an exact commit order
 	PredicateRead bool `json:"predicate_read"` // some PredRead ops
+	// Certificate evidence (certificate.go).
+	VersionSets bool   `json:"version_sets,omitempty"` // some PredRead ops carry a version set
+	SerialOrder string `json:"serial_order,omitempty"` // SerialCommit or SerialStart: the expected serialization order
 }
 
 // Header holds run metadata from the native format's header line or the

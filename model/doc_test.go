@@ -76,6 +76,35 @@ Adya/Liskov/O'Neil 2000, Bailis et al. (HAT, VLDB 2014), Cerone/Bernardi/Gotsman
   itself that a model-level anomaly occurred.
 * ` + "`ROLA`" + ` (older Elle) is an alias of update-atomic (newer Elle).
 
+## Weak levels over a commit order (Biswas & Enea 2019; Cerone et al. 2015)
+
+` + "`read-committed-be`" + ` (aliases ` + "`rc-be`, `be-rc`" + `), ` + "`read-atomic` (`ra`) and `causal-cerone` (`cc`)" + ` are decided by
+package ` + "`check/weak`" + ` as Biswas & Enea ("On the Complexity of Checking Transactional Consistency", OOPSLA 2019)
+define them: a history satisfies the level iff some total commit order extends session order and write-read and
+satisfies the level's axiom (for a read of x by t3 from t2 and another writer t1 of x: read committed: an earlier
+read of t3 read from t1; read atomic: t1 precedes t3 in so ∪ wr; causal: in (so ∪ wr)+; each forces t1 before t2).
+Their read atomic and causal are Cerone, Bernardi & Gotsman's RA and CC (CONCUR 2015), session order included.
+Violations use Plume's minimal-pattern names (Liu et al., OOPSLA 2024): ` + "`cyclic-co`, `non-monotonic-read`,\n`non-repeatable-read`, `fractured-read`, `commit-order-conflict`, `conflict`" + `, next to the read checks of package
+` + "`check/regread`" + `.
+
+**read-committed (Adya PL-2) and read-committed-be differ.** Minimal example (PolySI text format, value 0 is the
+initial value):
+
+` + "```" + `
+w(1,1,0,1)   T1: x := 1
+w(2,1,0,1)   T1: y := 1
+r(2,1,1,2)   T2 reads y = 1 (T1's write) ...
+r(1,0,1,2)   ... then x = 0, older than T1's x
+` + "```" + `
+
+PL-2 allows it: T2 read only committed data and no ww/wr cycle exists. Biswas–Enea read committed forbids it: T2
+read T1 first, so every later read of a key T1 wrote must see T1 or something after it in commit order; reading the
+initial x puts the initial state after T1, a cycle (` + "`non-monotonic-read`" + `). read-committed-be therefore implies
+read-committed here (it also requires co to extend session order, so ` + "`cyclic-co`" + ` through a session edge rules out
+read-committed-be but not read-committed), and read-atomic implies read-committed-be. ` + "`not` / `also_not`" + ` are
+computed over this one lattice, so both vocabularies stay consistent: ` + "`non-monotonic-read`" + ` rules out read-committed-be
+and everything above it, never read-committed.
+
 `)
 	p("## Models\n\n| model | aliases | directly implies | directly prohibits |\n|---|---|---|---|\n")
 	for _, m := range Names() {

@@ -55,7 +55,7 @@ func TestNamesIncludeElleModels(t *testing.T) {
 	want := []string{"1SR", "PRAM", "causal", "causal-cerone", "consistent-view", "cursor-stability",
 		"forward-consistent-view", "linearizable", "monotonic-atomic-view", "monotonic-reads",
 		"monotonic-snapshot-read", "monotonic-view", "monotonic-writes", "parallel-snapshot-isolation", "prefix",
-		"read-atomic", "read-committed", "read-uncommitted", "read-your-writes", "repeatable-read", "sequential",
+		"read-atomic", "read-committed", "read-committed-be", "read-uncommitted", "read-your-writes", "repeatable-read", "sequential",
 		"serializable", "session-serializable", "snapshot-isolation", "strict-serializable", "strong-read-committed",
 		"strong-read-uncommitted", "strong-session-read-committed", "strong-session-read-uncommitted",
 		"strong-session-serializable", "strong-session-snapshot-isolation", "strong-snapshot-isolation",
@@ -297,12 +297,14 @@ func TestProhibits(t *testing.T) {
 
 // TestProhibitedAnomaliesReadCommitted mirrors Elle's
 // anomalies-prohibited-by-test for read committed, plus txray's additions
-// (garbage-versions, result-set-mismatch) and the -process/-realtime
+// (garbage-versions, result-set-mismatch, and the order-free read anomalies
+// of readanomaly.go) and the -process/-realtime
 // variants Elle's closure also contains... Elle's closure over
 // all-anomalies-implying does not add G1-process, so neither do we.
 func TestProhibitedAnomaliesReadCommitted(t *testing.T) {
 	want := set(DirtyUpdate, G1a, G1b, G1c, G1, G0, PL1CycleExists, PL2CycleExists, CyclicVersions,
-		DuplicateElements, IncompatibleOrder, FutureRead, GarbageVersions, ResultSetMismatch)
+		DuplicateElements, IncompatibleOrder, FutureRead, GarbageVersions, ResultSetMismatch,
+		ThinAirRead, AbortedRead, IntermediateRead, NotMyOwnWrite, NotMyLastWrite)
 	if got := ProhibitedAnomalies("read-committed"); !eq(got, want) {
 		t.Errorf("ProhibitedAnomalies(rc) = %v\nwant %v", got, want)
 	}
@@ -323,13 +325,13 @@ func TestImpossibleModels(t *testing.T) {
 			"strong-snapshot-isolation", "update-serializable"}},
 		{GSI, []string{"snapshot-isolation", "serializable", "strict-serializable", "strong-session-serializable",
 			"strong-session-snapshot-isolation", "strong-snapshot-isolation"}},
-		{DirtyUpdate, []string{"read-committed", "monotonic-atomic-view", "snapshot-isolation", "repeatable-read",
+		{DirtyUpdate, []string{"read-committed", "read-committed-be", "monotonic-atomic-view", "snapshot-isolation", "repeatable-read",
 			"update-atomic", "serializable", "strict-serializable", "update-serializable", "cursor-stability",
 			"forward-consistent-view", "consistent-view", "monotonic-view", "monotonic-snapshot-read",
 			"causal-cerone", "parallel-snapshot-isolation", "prefix", "read-atomic", "strong-session-read-committed",
 			"strong-session-serializable", "strong-session-snapshot-isolation", "strong-read-committed",
 			"strong-snapshot-isolation"}},
-		{Internal, []string{"causal-cerone", "parallel-snapshot-isolation", "prefix", "read-atomic", "update-atomic",
+		{Internal, []string{"causal-cerone", "parallel-snapshot-isolation", "prefix", "read-atomic", "read-committed-be", "update-atomic",
 			"serializable", "snapshot-isolation", "strict-serializable", "strong-session-serializable",
 			"strong-session-snapshot-isolation", "strong-snapshot-isolation"}},
 	}
@@ -350,18 +352,18 @@ func TestRulesOut(t *testing.T) {
 	}{
 		{"empty", nil, nil, nil},
 		{"cyclic-versions", []string{CyclicVersions}, []string{"read-uncommitted"},
-			[]string{"read-committed", "snapshot-isolation", "causal-cerone", "consistent-view", "cursor-stability",
+			[]string{"read-committed", "read-committed-be", "snapshot-isolation", "causal-cerone", "consistent-view", "cursor-stability",
 				"forward-consistent-view", "monotonic-atomic-view", "monotonic-snapshot-read", "monotonic-view",
 				"parallel-snapshot-isolation", "prefix", "read-atomic", "repeatable-read", "update-atomic",
 				"serializable", "strong-read-committed", "strong-read-uncommitted", "strict-serializable",
 				"strong-session-read-committed", "strong-session-read-uncommitted", "strong-session-serializable",
 				"strong-session-snapshot-isolation", "strong-snapshot-isolation", "update-serializable"}},
-		{"internal", []string{Internal}, []string{"read-atomic"},
-			[]string{"causal-cerone", "parallel-snapshot-isolation", "prefix", "update-atomic", "serializable",
+		{"internal", []string{Internal}, []string{"read-committed-be"},
+			[]string{"read-atomic", "causal-cerone", "parallel-snapshot-isolation", "prefix", "update-atomic", "serializable",
 				"snapshot-isolation", "strict-serializable", "strong-session-serializable",
 				"strong-session-snapshot-isolation", "strong-snapshot-isolation"}},
 		{"G1a", []string{G1a}, []string{"read-committed"},
-			[]string{"read-atomic", "update-atomic", "causal-cerone", "consistent-view", "cursor-stability",
+			[]string{"read-atomic", "read-committed-be", "update-atomic", "causal-cerone", "consistent-view", "cursor-stability",
 				"forward-consistent-view", "monotonic-atomic-view", "monotonic-snapshot-read", "monotonic-view",
 				"parallel-snapshot-isolation", "prefix", "repeatable-read", "serializable", "snapshot-isolation",
 				"strong-read-committed", "strong-snapshot-isolation", "strict-serializable",
@@ -371,8 +373,8 @@ func TestRulesOut(t *testing.T) {
 			[]string{"snapshot-isolation", "serializable", "strict-serializable", "strong-session-snapshot-isolation",
 				"strong-snapshot-isolation", "strong-session-serializable", "forward-consistent-view",
 				"update-serializable"}},
-		{"internal and G2", []string{G2, Internal}, []string{"read-atomic"},
-			[]string{"update-atomic", "causal-cerone", "parallel-snapshot-isolation", "prefix", "serializable",
+		{"internal and G2", []string{G2, Internal}, []string{"read-committed-be"},
+			[]string{"read-atomic", "update-atomic", "causal-cerone", "parallel-snapshot-isolation", "prefix", "serializable",
 				"snapshot-isolation", "strict-serializable", "strong-session-serializable",
 				"strong-session-snapshot-isolation", "strong-snapshot-isolation"}},
 		{"G-single-realtime", []string{GSingleRealtime}, []string{"strong-snapshot-isolation"},

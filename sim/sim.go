@@ -252,7 +252,7 @@ const DefaultFaultProb = 0.1
 func ParseFault(s string) (Fault, error) {
 	name, p, hasP := strings.Cut(s, ":")
 	name = strings.TrimSpace(name)
-	if faultIdx(name) < 0 {
+	if faultIdx(name) < 0 && !isReplicatedFault(name) {
 		return Fault{}, fmt.Errorf("unknown fault %q (known: %s)", name, strings.Join(FaultNames(), ", "))
 	}
 	f := Fault{Name: name, Prob: DefaultFaultProb}
@@ -345,6 +345,9 @@ type Config struct {
 	// (default 1000); Jitter adds up to this much at random (default
 	// StepNanos/2).
 	StepNanos, Jitter int64
+	// Mix selects a workload mix (MixNames; rw-register only): what each
+	// micro-op does, overriding ReadRatio. Default "" (ReadRatio decides).
+	Mix string
 	// Lag bounds how many commits behind a read-only transaction's snapshot
 	// may be at Serializable (default 8).
 	Lag int
@@ -411,6 +414,9 @@ func (c Config) normalize() (Config, error) {
 		if !(p.v >= 0 && p.v <= 1) {
 			return c, fmt.Errorf("%s %v is not in [0,1]", p.n, p.v)
 		}
+	}
+	if err := checkMix(c); err != nil {
+		return c, err
 	}
 	if c.PredicateReads > 0 && c.Workload != RWRegister {
 		return c, fmt.Errorf("predicate reads need the %s workload (rows are key/value pairs)", RWRegister)
@@ -506,6 +512,9 @@ type Sink interface {
 // Generate runs the simulation in memory and returns the history (with
 // VersionOrder filled) and the ground truth.
 func Generate(cfg Config) (*history.History, *Truth, error) {
+	if IsReplicated(cfg.Level) {
+		return generateReplicated(cfg)
+	}
 	cfg, err := cfg.normalize()
 	if err != nil {
 		return nil, nil, err
@@ -534,6 +543,9 @@ func Generate(cfg Config) (*history.History, *Truth, error) {
 func Stream(cfg Config, sink Sink) (*Truth, error) { return stream(cfg, sink, true) }
 
 func stream(cfg Config, sink Sink, prepass bool) (*Truth, error) {
+	if IsReplicated(cfg.Level) {
+		return streamReplicated(cfg, sink)
+	}
 	cfg, err := cfg.normalize()
 	if err != nil {
 		return nil, err

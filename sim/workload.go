@@ -63,6 +63,10 @@ func (w *workload) keyState(k int64) *keyState {
 // plan fills t.ops, t.res, t.writes and t.willAbort.
 func (w *workload) plan(t *txn) {
 	c := w.cfg
+	if c.Mix != "" {
+		w.planMix(t)
+		return
+	}
 	n := c.MinOps
 	if c.MaxOps > c.MinOps {
 		n += w.r.IntN(c.MaxOps - c.MinOps + 1)

@@ -20,6 +20,21 @@
 // read's verdict becomes final FinalAfter after the reading transaction
 // arrived (or at Close), and only final failures are reported as anomalies.
 //
+// Late writes after finality (re-opening). A write that arrives after a
+// failing read became final may still change that read's verdict: Aion
+// re-checks reads when writes arrive late (flip-flop), and the same holds
+// past the window. Each final Ext failure keeps a small record (key,
+// snapshot, value read; at most maxFailRecs in all): when a late version
+// becomes the one visible at the failure's snapshot and holds the value
+// read, the failure is withdrawn (counted in "ext_withdrawn", the
+// anomaly removed); when the versions that decide it were already
+// discarded (the late version commits below the key's retained state and
+// the failure's snapshot too), the failure is no longer certain and is
+// withdrawn into "ext_reopened_unknown", which makes a verdict that would
+// otherwise be valid unknown, with the reason. A report is therefore never
+// a silent false INVALID caused by a writer that arrived more than
+// FinalAfter late.
+//
 // Memory (the watermark rule). State is kept only for transactions whose
 // verdicts are not final, so the live state is about (arrival rate) ×
 // FinalAfter × (~1.5 KB per 15-op transaction), plus one entry per key and
@@ -150,6 +165,9 @@ type keyState struct {
 	// nfinal: reads in reads that are final (dropped by Tick once they
 	// are half of them, so each read is moved O(1) times)
 	nfinal int
+	// failed: final Ext failures of this key that a late write may still
+	// re-open (see "Late writes after finality").
+	failed []failRec
 	// maxSnapP bounds from above the P of every read's snapshot in reads,
 	// so install can skip a read-free key without touching its reads.
 	maxSnapP int64
@@ -158,6 +176,21 @@ type keyState struct {
 	// Tick has work on it.
 	active bool
 }
+
+// failRec is a final Ext failure kept for re-opening: the read's snapshot
+// and value, and the explanation of its listed anomaly ("" if it was only
+// counted).
+type failRec struct {
+	snap history.Timestamp
+	v    Val
+	expl string
+	done bool
+}
+
+// maxFailRecs bounds the failure records kept for re-opening; past it, any
+// late write that may be visible at some unrecorded failure's snapshot
+// re-opens into unknown (Checker.failOverflow).
+const maxFailRecs = 1 << 16
 
 // Checker is an online checker. It is not safe for concurrent use; callers
 // serialise Add, Tick and Result.
@@ -196,6 +229,16 @@ type Checker struct {
 	undecided   int64 // failing reads explained by an unknown-outcome write
 	coUndecided int64 // commit-order failures without CommitOrderSerializes
 	coFirst     string
+	// re-opening of final Ext failures by late writes (see the package
+	// comment): withdrawn failures, failures re-opened into unknown (and
+	// the first reason), records kept, and whether records overflowed
+	// (then maxFailSnap bounds every unrecorded failure's snapshot).
+	withdrawn    int64
+	reopenUnk    int64
+	reopenFirst  string
+	nFailRecs    int
+	failOverflow bool
+	maxFailSnap  history.Timestamp
 }
 
 // New returns a checker.
@@ -503,6 +546,9 @@ func (c *Checker) install(t *Txn, o *Op) {
 	copy(ks.vers[i+1:], ks.vers[i:len(vs)])
 	ks.vers[i] = version{cts: t.CommitTS, v: o.V, w: t}
 	c.activate(o.Key, ks)
+	if len(ks.failed) > 0 || c.failOverflow {
+		c.reopen(ks, o.Key, i, t)
+	}
 	// Reads whose visible version is now this one: snap in [cts, next cts).
 	rs := ks.reads
 	if len(rs) == 0 || t.CommitTS.P > ks.maxSnapP || !c.visible(t.CommitTS, rs[len(rs)-1].snap) {
@@ -679,8 +725,77 @@ func (c *Checker) finalize(r *read) {
 		}
 		return
 	}
-	c.report(TypeExt, c.keyName(o.Key), fmt.Sprintf("%s (sts %s, cts %s): op %d (%s) is an external read. At its %s %s the last committed value of %s was %s, but it read %s [%s]. The verdict flipped %d times before becoming final. Ext axiom.",
-		c.txnString(t), t.StartTS, t.CommitTS, r.op, c.opString(o), word, r.snap, c.keyName(o.Key), state, c.valString(r.v), kind, r.flips))
+	expl := fmt.Sprintf("%s (sts %s, cts %s): op %d (%s) is an external read. At its %s %s the last committed value of %s was %s, but it read %s [%s]. The verdict flipped %d times before becoming final. Ext axiom.",
+		c.txnString(t), t.StartTS, t.CommitTS, r.op, c.opString(o), word, r.snap, c.keyName(o.Key), state, c.valString(r.v), kind, r.flips)
+	listed := c.report(TypeExt, c.keyName(o.Key), expl)
+	if c.nFailRecs >= maxFailRecs {
+		c.failOverflow = true
+		if c.maxFailSnap.Less(r.snap) || !c.maxFailSnap.Set {
+			c.maxFailSnap = r.snap
+		}
+		return
+	}
+	c.nFailRecs++
+	fr := failRec{snap: r.snap, v: r.v}
+	if listed {
+		fr.expl = expl
+	}
+	ks.failed = append(ks.failed, fr)
+}
+
+// reopen re-checks the final Ext failures of key k after version i (by t)
+// was installed late (see "Late writes after finality").
+func (c *Checker) reopen(ks *keyState, k int32, i int, t *Txn) {
+	if c.failOverflow && c.visible(t.CommitTS, c.maxFailSnap) {
+		c.reopenUnk++
+		if c.reopenFirst == "" {
+			c.reopenFirst = fmt.Sprintf("%s's write of %s arrived after more than %d final failures had been recorded and may change one of them", name(t), c.keyName(k), maxFailRecs)
+		}
+	}
+	n := 0
+	for _, fr := range ks.failed {
+		if fr.done || !c.visible(t.CommitTS, fr.snap) || (i+1 < len(ks.vers) && c.visible(ks.vers[i+1].cts, fr.snap)) {
+			// not visible at the failure's snapshot, or a later retained
+			// version still is: the failure stands as it was
+			ks.failed[n] = fr
+			n++
+			continue
+		}
+		undecidable := i == 0 && ks.gced && fr.snap.Less(ks.gcTS)
+		if !undecidable && ks.vers[i].v != fr.v {
+			ks.failed[n] = fr
+			n++
+			continue
+		}
+		// withdraw the failure: it is passed now, or undecidable
+		c.nFailRecs--
+		c.counts[TypeExt]--
+		if c.counts[TypeExt] <= 0 {
+			delete(c.counts, TypeExt)
+		}
+		if fr.expl != "" {
+			as := c.anoms[TypeExt]
+			for j := range as {
+				if as[j].Explanation == fr.expl {
+					c.anoms[TypeExt] = append(as[:j], as[j+1:]...)
+					break
+				}
+			}
+			if len(c.anoms[TypeExt]) == 0 {
+				delete(c.anoms, TypeExt)
+			}
+		}
+		if undecidable {
+			c.reopenUnk++
+			if c.reopenFirst == "" {
+				c.reopenFirst = fmt.Sprintf("%s (cts %s) wrote %s after a read of it at snapshot %s had become final as failing, and the versions between them were already discarded", name(t), t.CommitTS, c.keyName(k), fr.snap)
+			}
+		} else {
+			c.withdrawn++
+		}
+	}
+	clear(ks.failed[n:])
+	ks.failed = ks.failed[:n]
 }
 
 // classify says where the value a failing read returned came from, among
@@ -708,11 +823,15 @@ func (c *Checker) noConflict(a, b *Txn, k int32, ts history.Timestamp) {
 		c.txnString(a), a.StartTS, a.CommitTS, c.txnString(b), b.StartTS, b.CommitTS, c.keyName(k), ts))
 }
 
-func (c *Checker) report(typ, key, expl string) {
+// report counts an anomaly and lists it while fewer than MaxPerType of its
+// type are listed; it reports whether it was listed.
+func (c *Checker) report(typ, key, expl string) bool {
 	c.counts[typ]++
 	if len(c.anoms[typ]) < c.cfg.MaxPerType {
 		c.anoms[typ] = append(c.anoms[typ], check.Anomaly{Type: typ, Key: key, Explanation: expl, Txns: []int32{}})
+		return true
 	}
+	return false
 }
 
 const sessionSI = "strong-session-snapshot-isolation"
@@ -822,11 +941,14 @@ func (c *Checker) Close() *check.Result {
 	el := c.cfg.Now().Sub(c.start).Seconds()
 	r.Stats = map[string]any{"txns": c.n, "not_committed": c.aborted, "flips": c.flips, "rechecks": c.rechk,
 		"late_unchecked": c.late, "late_noconflict_partial": c.lateNC, "unchecked_list_ops": c.listOps,
-		"seconds": el}
+		"seconds": el, "ext_withdrawn": c.withdrawn, "ext_reopened_unknown": c.reopenUnk}
 	if el > 0 {
 		r.Stats["txns_per_second"] = float64(c.n) / el
 	}
 	switch {
+	case c.n == 0:
+		r.Verdict = check.Unknown
+		r.Reason = "no committed transaction was checked"
 	case c.late > 0:
 		r.Verdict = check.Unknown
 		r.Reason = fmt.Sprintf("%d external reads arrived with a snapshot older than the discarded state (later than --final-after allows) and could not be checked", c.late)
@@ -840,6 +962,9 @@ func (c *Checker) Close() *check.Result {
 	}
 	if c.coUndecided > 0 {
 		why = append(why, fmt.Sprintf("%d reads contradict the commit-timestamp order, but the commit order is not known to be the database's serialization order (not a timestamp-ordered engine), so they do not prove non-serializability; check the history offline with --checker list-append or rw-register, or declare commit-order-serializes. First: %s", c.coUndecided, c.coFirst))
+	}
+	if c.reopenUnk > 0 {
+		why = append(why, fmt.Sprintf("%d final external-read failures were re-opened by writes that arrived later than --final-after and can no longer be decided (the versions that decide them were discarded); first: %s", c.reopenUnk, c.reopenFirst))
 	}
 	if len(why) > 0 {
 		r.Verdict = check.Unknown
@@ -891,6 +1016,9 @@ func (c *Checker) Close() *check.Result {
 		}
 		slices.Sort(r.Not)
 		slices.Sort(r.AlsoNot)
+	}
+	if c.withdrawn > 0 {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("%d external-read failures became final and were withdrawn when a write that explains them arrived later than --final-after", c.withdrawn))
 	}
 	if c.lateNC > 0 {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("%d writes arrived below the watermark; their NoConflict checks used retained versions only", c.lateNC))

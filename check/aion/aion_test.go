@@ -68,21 +68,72 @@ func TestLateArrivalFlipFlop(t *testing.T) {
 	}
 }
 
-// TestFinalAfterDelay: once final, a failing Ext read is reported even if a
-// later write would have fixed it (counted in the anomaly's flip count as 0).
-func TestFinalAfterDelay(t *testing.T) {
+// TestFinalAfterDelayLateWriteReopens: a failing Ext read that became
+// final is re-opened by a write arriving after --final-after: a version
+// that now explains it withdraws the failure (valid, counted, warned); a
+// late write that cannot explain it leaves it reported.
+func TestFinalAfterDelayLateWriteReopens(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		late string // the late transaction's op (sts 5, cts 6)
+		want check.Verdict
+	}{
+		{"explains", "w x 1", check.Valid},
+		{"other-value", "w x 3", check.Invalid},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ck, clk := newTest("snapshot-isolation")
+			ck.Add(tx(ck, "1", "a", 1, 2, "w x 1"))
+			ck.Add(tx(ck, "2", "b", 3, 4, "w x 2"))
+			ck.Add(tx(ck, "3", "c", 7, 8, "r x 1")) // fails: x = 2 at 7
+			clk.t = clk.t.Add(2 * time.Second)
+			ck.Tick()
+			if st := ck.Status(); st.Violations[TypeExt] != 1 {
+				t.Fatalf("not final: %+v", st)
+			}
+			ck.Add(tx(ck, "4", "d", 5, 6, c.late))
+			r := ck.Close()
+			if r.Verdict != c.want {
+				t.Fatalf("got %v %v %v", r.Verdict, r.AnomalyTypes, r.Anomalies)
+			}
+			if c.want == check.Valid && (r.Stats["ext_withdrawn"] != int64(1) || len(r.Warnings) == 0) {
+				t.Fatalf("withdrawal not reported: %v %v", r.Stats, r.Warnings)
+			}
+		})
+	}
+}
+
+// TestFinalAfterDelayUndecidableIsUnknown: a late write committing below
+// the discarded state may explain a final failure whose deciding versions
+// are gone: the verdict is unknown with the reason, never a false INVALID.
+func TestFinalAfterDelayUndecidableIsUnknown(t *testing.T) {
 	c, ck := newTest("snapshot-isolation")
 	c.Add(tx(c, "1", "a", 1, 2, "w x 1"))
 	c.Add(tx(c, "2", "b", 3, 4, "w x 2"))
-	c.Add(tx(c, "3", "c", 7, 8, "r x 1")) // fails: x = 2 at 7
+	c.Add(tx(c, "3", "c", 5, 6, "r x 9")) // fails: x = 2 at 5
+	c.Add(tx(c, "5", "e", 7, 8, "w x 3"))
+	c.Add(tx(c, "6", "e", 9, 10, "r x 3"))
 	ck.t = ck.t.Add(2 * time.Second)
-	c.Tick()
-	c.Add(tx(c, "4", "d", 5, 6, "w x 1")) // too late to matter
+	c.Tick() // watermark 9: versions before cts 8 discarded
+	c.Add(tx(c, "4", "d", 1, 2, "w x 9"))
 	r := c.Close()
-	if r.Verdict != check.Invalid || len(r.AnomalyTypes) != 1 || r.AnomalyTypes[0] != TypeExt {
-		t.Fatalf("got %v %v", r.Verdict, r.AnomalyTypes)
+	if r.Verdict != check.Unknown || r.Stats["ext_reopened_unknown"] != int64(1) || !strings.Contains(r.Reason, "re-opened") {
+		t.Fatalf("got %v %v %q", r.Verdict, r.Stats, r.Reason)
 	}
-	t.Log(r.Anomalies[0].Explanation)
+}
+
+// TestNothingCheckedIsUnknown: closing a checker that received no
+// committed transaction is not a valid verdict.
+func TestNothingCheckedIsUnknown(t *testing.T) {
+	c, _ := newTest("snapshot-isolation")
+	if r := c.Close(); r.Verdict != check.Unknown {
+		t.Fatalf("got %v", r.Verdict)
+	}
+	c, _ = newTest("snapshot-isolation")
+	c.Add(&Txn{ID: "a", Status: history.Aborted})
+	if r := c.Close(); r.Verdict != check.Unknown {
+		t.Fatalf("only aborted: got %v", r.Verdict)
+	}
 }
 
 // TestAxiomsOnline: one violation of each SI axiom (Chronos), arriving

@@ -41,6 +41,12 @@
 //     cyclic is dropped for that key only (Elle drops it for all keys);
 //     linearizable-keys relates each transaction to its minimal real-time
 //     successors touching the key.
+//   - rw-register: the order-free read checks of package regread run
+//     first; a read of a value no transaction wrote to its key is a
+//     thin-air-read (prohibited by every model) and a read of the
+//     transaction's own later write a future-read. Elle accepts the former
+//     (a possible initial state); txray takes only nil, or the value of
+//     Params "initial-value" (e.g. "0"), as the initial state.
 //   - list-append: an element no transaction appended is reported as
 //     garbage-versions (Elle's dirty-update asserts instead); dirty-update
 //     uses the version order from committed and unknown-outcome reads only.

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/txray/txray/check"
+	"github.com/txray/txray/check/regread"
 	"github.com/txray/txray/graph"
 	"github.com/txray/txray/history"
 	"github.com/txray/txray/model"
@@ -1084,6 +1085,20 @@ func checkRWRegister(ctx context.Context, h *history.History, opts check.Options
 	if res, stop := cancelled(ctx, r, st); stop {
 		return res, nil
 	}
+	// Order-free read checks (package regread): thin-air and future reads,
+	// which the inference below cannot see (a read of a value nobody wrote
+	// is otherwise just a version with no writer). Aborted, intermediate
+	// and own-write reads are reported below in Elle's vocabulary (G1a,
+	// G1b, internal), so only these two types are taken from regread.
+	ra := regread.Analyze(h, regread.Options{InitialValue: opts.Param("initial-value", "")})
+	for i := range ra.Anomalies {
+		an := ra.Anomalies[i]
+		if an.Type == model.ThinAirRead || an.Type == model.FutureRead {
+			col.add(an.Type, func() check.Anomaly { return an })
+		}
+	}
+	st.m["thin_air_reads"], st.m["future_reads"] = ra.Counts[model.ThinAirRead], ra.Counts[model.FutureRead]
+	st.lap("reads")
 	b := graph.NewBuilder(len(h.Txns))
 	pk := &rwKeys{x: x, o: ro, col: col, sink: b, writerOf: make([]int32, x.nv), vnode: make([]int32, x.nv)}
 	progress(opts, "keys", 0, int64(x.nk))
@@ -1097,6 +1112,7 @@ func checkRWRegister(ctx context.Context, h *history.History, opts check.Options
 		if pk.nDups > 1 {
 			reason += fmt.Sprintf(" (%d duplicate writes in all)", pk.nDups)
 		}
+		col.into(r)
 		return unknownResult(r, reason, st), nil
 	}
 	st.m["ww_edges"], st.m["wr_edges"], st.m["rw_edges"] = pk.edges[0], pk.edges[1], pk.edges[2]

@@ -97,6 +97,9 @@ type txn struct {
 	mark       uint32
 	// floating: the transaction has no client interval (addFloating).
 	floating bool
+	// readOnly: the transaction has no write (SSI's read-only
+	// optimization, see engine.pivot).
+	readOnly bool
 	// snapReads: the first snapshot read of each key read before the
 	// transaction wrote it (transaction-snapshot engines only; see
 	// engine.repeatRead); dropped at the transaction's end.

@@ -299,6 +299,21 @@ func (Checker) Check(ctx context.Context, h *history.History, opts check.Options
 			break
 		}
 	}
+	// Every session is declared before the first transaction, and closed
+	// after its last one: a session whose first transaction comes late in
+	// the file still holds the watermark back until it appears (else its
+	// traces would arrive behind the frontier), and a finished session
+	// stops holding it.
+	order := feedOrder(h)
+	lastOf := map[int32]int32{}
+	if sessions {
+		for _, i := range order {
+			if t := &h.Txns[i]; t.HasTime {
+				e.declare(t.Session)
+				lastOf[t.Session] = i
+			}
+		}
+	}
 	untimed := 0
 	// Transactions without a client interval first: their writes are
 	// possible versions of every read (addFloating).
@@ -308,13 +323,15 @@ func (Checker) Check(ctx context.Context, h *history.History, opts check.Options
 			e.addFloating(t)
 		}
 	}
-	order := feedOrder(h)
 	for n, i := range order {
 		t := &h.Txns[i]
 		if !t.HasTime {
 			continue
 		}
 		e.addTxn(t.Session, t)
+		if sessions && lastOf[t.Session] == i {
+			e.endSession(t.Session)
+		}
 		if n&4095 == 4095 {
 			if err := ctx.Err(); err != nil {
 				return nil, err
@@ -422,6 +439,16 @@ func (e *engine) result(cfg Config) *check.Result {
 	if cfg.Plain {
 		r.Verdict, r.Reason = check.Unknown, PlainReason
 	}
+	if e.stats.lateTxns > 0 {
+		r.Stats["late_txns"] = e.stats.lateTxns
+		if r.Verdict != check.Unknown {
+			lf := e.stats.lateFirst
+			r.Reason = fmt.Sprintf("%d transactions (the first %s, session %d, beginning at %d) arrived after the verifier had dispatched traces that began later "+
+				"(a session first seen late, a transaction without a session, or arrival beyond the window), so reads verified before they arrived missed their versions "+
+				"and their own checks used collected state; without them the verdict would be %s", e.stats.lateTxns, txnLabel(lf), lf.Session, lf.Invoke, r.Verdict)
+			r.Verdict = check.Unknown
+		}
+	}
 	if e.stats.lateFloating > 0 {
 		r.Stats["late_untimed_txns"] = e.stats.lateFloating
 		if r.Verdict == check.Invalid {
@@ -430,4 +457,12 @@ func (e *engine) result(cfg Config) *check.Result {
 		}
 	}
 	return r
+}
+
+// txnLabel names a transaction by id, else by index.
+func txnLabel(t *history.Txn) string {
+	if t.ID != "" {
+		return t.ID
+	}
+	return fmt.Sprintf("T%d", t.Index)
 }

@@ -17,6 +17,18 @@ type OnlineOptions struct {
 	// InitialUnknown: keys start with unknown values (the first read of a
 	// key fixes its initial value) instead of nil.
 	InitialUnknown bool
+	// Sessions declares, before any transaction arrives, the sessions
+	// that will send transactions: each holds the watermark back from the
+	// start, so a session whose first transaction arrives after others
+	// have been dispatched is not late. Sessions not declared are
+	// registered when first seen.
+	Sessions []int32
+	// Window: the caller bounds arrival instead of the sessions (txray
+	// watch: the before-timestamp of the traffic received one window
+	// ago): only Advance moves the watermark, so a session first seen
+	// late, or an idle one, neither holds dispatch back nor is missed
+	// while it arrives within the caller's bound.
+	Window bool
 }
 
 // Online is the streaming verifier (Leopard §V online mode): transactions
@@ -50,12 +62,22 @@ func NewOnlineModel(name string, opts OnlineOptions) (*Online, error) {
 
 func newOnline(c Config, opts OnlineOptions) *Online {
 	rep := newReporter(opts.Keys, opts.Values, nil, opts.MaxPerType, c.Plain)
-	return &Online{cfg: c, e: newEngine(c.mechs(opts.InitialUnknown), rep)}
+	e := newEngine(c.mechs(opts.InitialUnknown), rep)
+	e.window = opts.Window
+	for _, s := range opts.Sessions {
+		e.declare(s)
+	}
+	return &Online{cfg: c, e: e}
 }
 
 // Add feeds completed transactions. Within a session (Txn.Session >= 0,
 // the client) transactions must arrive in session order; a transaction
-// with Session < 0 is its own client. Each transaction needs its client
+// with Session < 0 is its own client. A transaction that began before
+// the dispatch frontier (traces already verified began after it: a
+// session first seen late and not declared in OnlineOptions.Sessions, a
+// transaction without session, or one below an Advance bound) is late:
+// it is verified as far as possible, but the final verdict is unknown
+// (checks already made missed it), with the reason. Each transaction needs its client
 // interval (HasTime); one without is not verified, but its writes become
 // possible versions of the reads verified after it arrives. The verifier
 // keeps the pointers until the transactions are collected: do not modify
@@ -89,19 +111,8 @@ func (o *Online) Advance(t int64) {
 // no longer holds the watermark back (an idle session otherwise delays
 // dispatch, and memory grows, until Advance or Flush).
 func (o *Online) EndSession(s int32) {
-	e := o.e
-	id, ok := e.cmap[s]
-	if !ok {
-		return
-	}
-	for i, x := range e.open {
-		if x == id {
-			e.open = append(e.open[:i], e.open[i+1:]...)
-			break
-		}
-	}
-	e.clients[id].closed = true
-	e.drain(e.watermark())
+	o.e.endSession(s)
+	o.e.drain(o.e.watermark())
 }
 
 // Stats returns the running statistics (traces, live transactions, ...).
@@ -109,7 +120,7 @@ func (o *Online) Stats() map[string]int64 {
 	s := &o.e.stats
 	return map[string]int64{"traces": s.traces, "txns": s.txns, "live_txns": s.liveTxns, "peak_live_txns": s.peakLive,
 		"gc_versions": s.gcVersions, "gc_txns": s.gcTxns, "pending_reads": int64(len(o.e.pending)),
-		"anomalies": int64(len(o.e.rep.anomalies))}
+		"anomalies": int64(len(o.e.rep.anomalies)), "late_txns": s.lateTxns}
 }
 
 // Flush verifies everything still buffered and returns the final result.

@@ -58,6 +58,8 @@ type engine struct {
 	front   int64   // before-timestamp of the last dispatched trace
 	// manual is a watermark set by the caller (Online.Advance).
 	manual int64
+	// window: only manual moves the watermark (OnlineOptions.Window).
+	window bool
 	cmap   map[int32]int32 // session -> client id
 	open   []int32         // clients of sessions (they bound the watermark)
 	free   []int32         // drained single-transaction clients to reuse
@@ -85,6 +87,10 @@ type stats struct {
 	// lateFloating counts floating transactions added after some read was
 	// verified (online only): their versions were missing for it.
 	lateFloating int64
+	// lateTxns counts timed transactions that arrived behind the
+	// dispatch frontier (see addTxn); lateFirst is the first of them.
+	lateTxns  int64
+	lateFirst *history.Txn
 }
 
 func newEngine(m mechs, rep *reporter) *engine {
@@ -178,7 +184,7 @@ func skipOp(t *history.Txn, i int) bool {
 func (e *engine) addTxn(session int32, ht *history.Txn) {
 	cid := e.clientFor(session)
 	c := e.clients[cid]
-	t := &txn{ref: ht, client: cid, status: ht.Status, begin: ht.Invoke, snapA: inf, relA: ht.Complete}
+	t := &txn{ref: ht, client: cid, status: ht.Status, begin: ht.Invoke, snapA: inf, relA: ht.Complete, readOnly: !writes(ht)}
 	if ht.Complete < ht.Invoke {
 		t.relA = ht.Invoke
 	}
@@ -210,6 +216,18 @@ func (e *engine) addTxn(session int32, ht *history.Txn) {
 	// keeps every snapshot lower bound above the GC watermark).
 	t.begin = max(t.begin, c.lastB)
 	t.relB = max(t.relB, t.begin)
+	if t.begin < e.front {
+		// The pipeline already dispatched traces that began after this
+		// transaction did (its session was first seen, or resumed, after
+		// the watermark passed it): reads verified without its versions
+		// and its own checks against collected state may both be wrong.
+		// It is still verified as well as can be; engine.result makes the
+		// verdict unknown.
+		e.stats.lateTxns++
+		if e.stats.lateFirst == nil {
+			e.stats.lateFirst = ht
+		}
+	}
 	if t.snapA == inf {
 		t.snapA = first
 	}
@@ -290,8 +308,17 @@ func (e *engine) addFloating(ht *history.Txn) {
 
 // watermark is the before-timestamp below which every trace has been
 // received: the minimum, over open clients, of the latest before-timestamp
-// each delivered (a client's traces arrive in order).
+// each delivered (a client's traces arrive in order). Sessions not seen
+// yet cannot hold it back: offline every session is declared before the
+// first transaction (Checker.Check), online the caller declares them
+// (OnlineOptions.Sessions) or bounds arrival (OnlineOptions.Window); a
+// transaction that still arrives behind the dispatch frontier is counted
+// as late (stats.lateTxns) and makes the verdict unknown. In window mode
+// only Advance moves the watermark.
 func (e *engine) watermark() int64 {
+	if e.window {
+		return e.manual
+	}
 	w := int64(inf)
 	for _, id := range e.open {
 		if c := e.clients[id]; c.lastB < w {
@@ -299,6 +326,29 @@ func (e *engine) watermark() int64 {
 		}
 	}
 	return max(w, e.manual)
+}
+
+// declare registers session s as open before any of its transactions
+// arrives, so it holds the watermark back from the start.
+func (e *engine) declare(s int32) {
+	if s >= 0 {
+		e.clientFor(s)
+	}
+}
+
+// endSession closes session s: it no longer holds the watermark back.
+func (e *engine) endSession(s int32) {
+	id, ok := e.cmap[s]
+	if !ok {
+		return
+	}
+	for i, x := range e.open {
+		if x == id {
+			e.open = append(e.open[:i], e.open[i+1:]...)
+			break
+		}
+	}
+	e.clients[id].closed = true
 }
 
 // drain dispatches, in order of before-timestamp, every buffered trace with

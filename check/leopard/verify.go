@@ -443,10 +443,22 @@ func sure(t *txn) bool { return t.ended && !t.gc && t.status == history.Committe
 // snapshot certainly precedes the other's commit.
 func concurrent(a, b *txn) bool { return a.snapA < b.relB && b.snapA < a.relB }
 
-// pivot checks the SSI dangerous structure (Ports & Grittner, VLDB 2012;
-// Leopard SC): committed T1 -rw-> p -rw-> T3, each pair concurrent, T3
-// certainly committed first. PostgreSQL aborts one of them, so all three
-// committing is a certifier violation.
+// pivot checks the SSI dangerous structure (Ports & Grittner, "Serializable
+// Snapshot Isolation in PostgreSQL", VLDB 2012, §3.2-3.3; Leopard SC):
+// committed T1 -rw-> p -rw-> T3, each pair concurrent, T3 certainly
+// committed first (the commit-ordering optimization, §3.3: PostgreSQL lets
+// the structure stand unless T_out commits before T_pivot and T_in).
+// PostgreSQL aborts one of them, so all three committing is a certifier
+// violation, with one documented exception, the read-only optimization
+// (Ports & Grittner §4.1, Theorem 3; src/backend/storage/lmgr/README-SSI,
+// "Read-only transactions"; predicate.c checks it with
+// SxactIsReadOnly(T_in) against T_out's commit sequence number and
+// T_in's lastCommitBeforeSnapshot, and marks a transaction that committed
+// without writing as read-only): when T1 (T_in) is read-only the
+// structure can only complete a cycle if T3 (T_out) committed before T1
+// took its snapshot, so PostgreSQL may commit all three otherwise. A
+// read-only T1 is therefore reported only when T3's commit certainly
+// ended before T1's snapshot could have been taken (t3.relA < t1.begin).
 func (e *engine) pivot(p *txn) {
 	if p.pivotDone || !sure(p) {
 		return
@@ -461,7 +473,7 @@ func (e *engine) pivot(p *txn) {
 			if out.rel != graph.RW || t3 == t1 || !sure(t3) || !concurrent(p, t3) {
 				continue
 			}
-			if t3.relA < p.relB && t3.relA < t1.relB {
+			if t3.relA < p.relB && t3.relA < t1.relB && (!t1.readOnly || t3.relA < t1.begin) {
 				p.pivotDone = true
 				e.rep.ssi(e, t1, p, t3, in, out)
 				return

@@ -86,6 +86,7 @@ type opLine struct {
 	Table    string            `json:"table"`
 	Where    string            `json:"where"`
 	Result   []json.RawMessage `json:"result"`
+	VS       []json.RawMessage `json:"vs"`
 }
 
 // Decode reads a native history. Lines are: an optional header
@@ -311,6 +312,14 @@ func (d *decoder) op(ol *opLine, o *history.Op, line, i int) error {
 				return err
 			}
 			p.Result = append(p.Result, history.Row{Key: kk, Value: vv})
+		}
+		if ol.VS != nil {
+			vs, err := d.versionSet(ol.VS, line, field+".vs")
+			if err != nil {
+				return err
+			}
+			p.VersionSet, p.HasVersionSet = vs, true
+			d.h.Evidence.VersionSets = true
 		}
 		o.Pred = p
 		d.h.Evidence.PredicateRead = true

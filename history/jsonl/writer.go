@@ -179,6 +179,9 @@ func appendOp(b []byte, h *history.History, o *history.Op) []byte {
 			b = append(b, ']')
 		}
 		b = append(b, ']')
+		if o.Pred.HasVersionSet {
+			b = appendVersionSet(b, h, o.Pred.VersionSet)
+		}
 	} else {
 		b = append(b, `,"k":`...)
 		b = appendScalar(b, h.Keys, o.Key)

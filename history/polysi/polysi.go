@@ -20,6 +20,12 @@
 //     the initial state (history.NoValue), unless some transaction writes 0
 //     to that key, in which case it stays a read of the value 0 and a note is
 //     added.
+//   - An explicit initial transaction — the first transaction, writing one
+//     value (0) to every key and nothing else, whose prior state nobody
+//     observed (the rule of package check/regread) — is the initial state:
+//     it is removed (counted in History.Ignored) and reads of its values
+//     become reads of the initial state. Treated as an ordinary transaction
+//     it would be one more concurrent writer and hide anomalies.
 //   - Transaction id -1 marks an aborted write (Plume/IsoVista). Consecutive
 //     -1 lines of one session form one aborted transaction in that session
 //     (the format does not say how aborted writes were grouped, so the
@@ -38,6 +44,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/txray/txray/check/regread"
 	"github.com/txray/txray/history"
 )
 
@@ -127,9 +134,6 @@ func Decode(r io.Reader, opts history.DecodeOptions) (*history.History, error) {
 	seqs := map[int32]int32{}
 	abortOpen := map[int64]int32{} // session -> index of its open aborted txn
 	lastTxn := map[int64]int64{}   // session -> txn id of its previous line
-	type readRef struct{ txn, op int32 }
-	var zeroReads []readRef
-	zeroWritten := map[int32]bool{}
 	newTxn := func(sess int64, id string, st history.Status) int32 {
 		sid := h.Sessions.Int(sess)
 		t := h.Add(history.Txn{Session: sid, Seq: seqs[sid], ID: id, Status: st})
@@ -176,25 +180,40 @@ func Decode(r io.Reader, opts history.DecodeOptions) (*history.History, error) {
 		hop := history.Op{Kind: history.Read, Key: k, Value: v}
 		if o.write {
 			hop.Kind = history.Write
-			if o.val == 0 {
-				zeroWritten[k] = true
-			}
-		} else if o.val == 0 {
-			zeroReads = append(zeroReads, readRef{ti, int32(len(h.Txns[ti].Ops))})
 		}
 		h.Txns[ti].Ops = append(h.Txns[ti].Ops, hop)
 	}
 	if err := sc.Err(); err != nil {
 		return nil, history.Errorf(opts.Name, line+1, "", "read error: %v", err)
 	}
+	// An explicit initial transaction (IsoVista, PolySI's loader) is the
+	// initial state, not a concurrent writer (regread.DropInitialTxn).
+	regread.DropInitialTxn(h, regread.Options{InitialValue: "0"})
+	zeroWritten := map[int32]bool{}
+	zero, hasZero := h.Values.LookupInt(0)
 	kept := 0
-	for _, zr := range zeroReads {
-		o := &h.Txns[zr.txn].Ops[zr.op]
-		if zeroWritten[o.Key] {
-			kept++
-			continue
+	if hasZero {
+		for i := range h.Txns {
+			for _, o := range h.Txns[i].Ops {
+				if o.Kind == history.Write && o.Value == zero {
+					zeroWritten[o.Key] = true
+				}
+			}
 		}
-		o.Value = history.NoValue
+		for i := range h.Txns {
+			ops := h.Txns[i].Ops
+			for j := range ops {
+				o := &ops[j]
+				if o.Kind != history.Read || o.Value != zero {
+					continue
+				}
+				if zeroWritten[o.Key] {
+					kept++
+					continue
+				}
+				o.Value = history.NoValue
+			}
+		}
 	}
 	if kept > 0 {
 		h.Notes = append(h.Notes, strconv.Itoa(kept)+" read(s) of 0 kept as reads of the value 0 because 0 is also written to their key (0 is otherwise the initial value)")

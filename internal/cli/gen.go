@@ -35,10 +35,10 @@ func newGenCmd() *cobra.Command {
 	var f genFlags
 	d := sim.DefaultConfig()
 	var levelDoc, faultDoc strings.Builder
-	for _, l := range sim.Levels() {
+	for _, l := range append(sim.Levels(), sim.ReplicatedLevels()...) {
 		fmt.Fprintf(&levelDoc, "  %-32s %s [satisfies %s]\n", l.Name, l.Doc, l.Model)
 	}
-	for _, fi := range sim.FaultInfos() {
+	for _, fi := range append(sim.FaultInfos(), sim.ReplicatedFaults()...) {
 		fmt.Fprintf(&faultDoc, "  %-18s %s\n", fi.Name, fi.Doc)
 	}
 	c := &cobra.Command{
@@ -76,6 +76,7 @@ allows the anomaly, or lacks the mechanism the fault breaks, its count stays 0
 	fl.StringVar(&f.cfg.Dist, "dist", d.Dist, "key distribution: uniform|zipfian|hotspot")
 	fl.StringVar(&f.ops, "ops", "1-4", "micro-ops per transaction: N or MIN-MAX")
 	fl.Float64Var(&f.cfg.ReadRatio, "read-ratio", d.ReadRatio, "probability that a micro-op is a read")
+	fl.StringVar(&f.cfg.Mix, "mix", "", "workload mix (rw-register; overrides --read-ratio): "+strings.Join(sim.MixNames(), "|"))
 	fl.Float64Var(&f.cfg.LockingReads, "locking-reads", 0, "probability that a read is a locking read (SELECT ... FOR UPDATE)")
 	fl.Float64Var(&f.cfg.PredicateReads, "predicate-reads", 0, "probability that a read is a predicate read over 2-4 keys, recorded with the version set it returned (rw-register, jsonl only)")
 	fl.Float64Var(&f.abortRt, "abort-rate", 0.02, "probability that a client rolls a transaction back")

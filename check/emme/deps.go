@@ -1,0 +1,570 @@
+package emme
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/txray/txray/check"
+	"github.com/txray/txray/history"
+	"github.com/txray/txray/model"
+	"github.com/txray/txray/sqlpred"
+)
+
+// Edge kinds: Adya's item dependencies (ww, wr, rw) and predicate
+// dependencies (Adya 1999 §3.1.3–3.1.4: predicate-read-depends, pwr, and
+// predicate-anti-depends, prw).
+const (
+	kWW uint8 = iota
+	kWR
+	kRW
+	kPWR
+	kPRW
+)
+
+var kindNames = [...]string{"ww", "wr", "rw", "predicate-wr", "predicate-rw"}
+
+func isAnti(k uint8) bool { return k == kRW || k == kPRW }
+
+// edge is one dependency, with its evidence: the key, the version read or
+// overwritten (v1), the version installed (v2), and the reader's op index.
+type edge struct {
+	from, to int32
+	kind     uint8
+	op       int32
+	key      int32
+	v1, v2   int32
+	// vs: for predicate edges, the version the read evaluated (NoValue:
+	// unborn).
+	vs int32
+}
+
+// writeRef is one write op.
+type writeRef struct {
+	txn, op int32
+}
+
+// keyVers is a key's version order with each version's writer.
+type keyVers struct {
+	vals    []int32
+	writers []int32
+}
+
+// deps holds everything the checker derived from the history and its
+// certificate.
+type deps struct {
+	h     *history.History
+	opts  check.Options
+	edges []edge
+	// anomalies found (non-cyclic), uncapped; reasons the certificate
+	// cannot be used fully (make the verdict unknown when nothing is found).
+	anoms   []check.Anomaly
+	reasons []string
+	// writes: (key, value) -> write ops of that value to that key.
+	writes map[uint64][]writeRef
+	vers   map[int32]*keyVers
+	pos    map[uint64]int32 // (key, value) -> position in its key's order
+	// committed: the transaction installed its writes (committed, or
+	// unknown with its writes in the version order).
+	committed []bool
+	// predicate index: keys with versions, integer keys sorted by value.
+	intKeys []intKey
+	strKeys []int32
+	preds   map[string]*compiled
+	stats   struct {
+		predReads, predKeysVisited, ambiguous, predErrors, itemReads int
+	}
+}
+
+type intKey struct {
+	k  int64
+	id int32
+}
+
+type compiled struct {
+	p   *sqlpred.Pred
+	err error
+	rs  sqlpred.Ranges
+}
+
+func pack(k, v int32) uint64 { return uint64(uint32(k))<<32 | uint64(uint32(v)) }
+
+func (d *deps) reason(f string, a ...any) {
+	if len(d.reasons) < 64 {
+		d.reasons = append(d.reasons, fmt.Sprintf(f, a...))
+	} else if len(d.reasons) == 64 {
+		d.reasons = append(d.reasons, "further reasons omitted")
+	}
+}
+
+func (d *deps) add(from, to int32, kind uint8, op, key, v1, v2, vs int32) {
+	if from == to || from < 0 || to < 0 {
+		return
+	}
+	d.edges = append(d.edges, edge{from: from, to: to, kind: kind, op: op, key: key, v1: v1, v2: v2, vs: vs})
+}
+
+func (d *deps) anomaly(typ string, txns []int32, key int32, expl string) {
+	a := check.Anomaly{Type: typ, Txns: txns, Explanation: expl, Ops: map[int32]string{}}
+	if key >= 0 {
+		a.Key = d.h.KeyName(key)
+	}
+	for _, t := range txns {
+		a.Ops[t] = d.h.TxnString(t)
+	}
+	d.anoms = append(d.anoms, a)
+}
+
+// build derives the dependency edges. It returns false when the history has
+// no version order at all.
+func build(h *history.History, opts check.Options) *deps {
+	d := &deps{h: h, opts: opts, writes: map[uint64][]writeRef{}, vers: map[int32]*keyVers{},
+		pos: map[uint64]int32{}, committed: make([]bool, len(h.Txns)), preds: map[string]*compiled{}}
+	for i := range h.Txns {
+		t := &h.Txns[i]
+		for j := range t.Ops {
+			o := &t.Ops[j]
+			if o.Kind == history.Write && o.Value != history.NoValue {
+				k := pack(o.Key, o.Value)
+				d.writes[k] = append(d.writes[k], writeRef{int32(i), int32(j)})
+			}
+		}
+		d.committed[i] = t.Status == history.Committed
+	}
+	d.certificate()
+	d.ww()
+	for i := range h.Txns {
+		if h.Txns[i].Status == history.Committed {
+			d.reads(int32(i))
+		}
+	}
+	return d
+}
+
+// final reports whether op j of t is t's last write of its key.
+func final(t *history.Txn, j int) bool {
+	k := t.Ops[j].Key
+	for x := j + 1; x < len(t.Ops); x++ {
+		if t.Ops[x].Kind == history.Write && t.Ops[x].Key == k {
+			return false
+		}
+	}
+	return true
+}
+
+// certificate validates the version order against the writes: every
+// version must be the final write of one transaction that did not abort,
+// and every committed transaction's final writes must be in it. What does
+// not hold is a reason the certificate is incomplete (verdict unknown when
+// nothing else is found), not an anomaly of the database.
+func (d *deps) certificate() {
+	h := d.h
+	keys := make([]int32, 0, len(h.VersionOrder))
+	for k := range h.VersionOrder {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		ord := h.VersionOrder[k]
+		kv := &keyVers{vals: ord, writers: make([]int32, len(ord))}
+		d.vers[k] = kv
+		for p, v := range ord {
+			kv.writers[p] = -1
+			if _, dup := d.pos[pack(k, v)]; dup {
+				d.reason("the version order of key %s lists %s twice", h.KeyName(k), h.ValueName(v))
+				continue
+			}
+			d.pos[pack(k, v)] = int32(p)
+			ws := d.writes[pack(k, v)]
+			switch {
+			case len(ws) == 0:
+				d.reason("the version order of key %s lists %s, which no transaction wrote", h.KeyName(k), h.ValueName(v))
+			case len(ws) > 1:
+				d.reason("%s and %s both wrote %s to key %s (duplicate write): the version and the reads of it are ambiguous",
+					h.TxnName(ws[0].txn), h.TxnName(ws[1].txn), h.ValueName(v), h.KeyName(k))
+			case h.Txns[ws[0].txn].Status == history.Aborted:
+				d.reason("the version order of key %s lists %s, written by aborted %s", h.KeyName(k), h.ValueName(v), h.TxnName(ws[0].txn))
+			case !final(&h.Txns[ws[0].txn], int(ws[0].op)):
+				d.reason("the version order of key %s lists %s, an intermediate write of %s", h.KeyName(k), h.ValueName(v), h.TxnName(ws[0].txn))
+			default:
+				kv.writers[p] = ws[0].txn
+				d.committed[ws[0].txn] = true
+			}
+		}
+	}
+	for i := range h.Txns {
+		t := &h.Txns[i]
+		if t.Status != history.Committed {
+			continue
+		}
+		for j := range t.Ops {
+			o := &t.Ops[j]
+			if o.Kind != history.Write || o.Value == history.NoValue || !final(t, j) {
+				continue
+			}
+			if _, ok := d.pos[pack(o.Key, o.Value)]; !ok {
+				d.reason("committed %s's write of %s to key %s is not in the version order", h.TxnName(int32(i)), h.ValueName(o.Value), h.KeyName(o.Key))
+			}
+		}
+	}
+	for k := range d.vers {
+		s := h.Keys.Get(k)
+		if s.IsStr {
+			d.strKeys = append(d.strKeys, k)
+		} else {
+			d.intKeys = append(d.intKeys, intKey{s.I, k})
+		}
+	}
+	slices.SortFunc(d.intKeys, func(a, b intKey) int { return cmpI(a.k, b.k) })
+	slices.Sort(d.strKeys)
+}
+
+func cmpI(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// ww adds a write dependency between consecutive versions of every key.
+func (d *deps) ww() {
+	for k, kv := range d.vers {
+		for p := 1; p < len(kv.vals); p++ {
+			d.add(kv.writers[p-1], kv.writers[p], kWW, -1, k, kv.vals[p-1], kv.vals[p], history.NoValue)
+		}
+	}
+}
+
+// versionAt returns the position of (k, v) in k's order: -1 for the
+// initial (unborn) version, ok=false when v is not a version of k.
+func (d *deps) versionAt(k, v int32) (int32, bool) {
+	if v == history.NoValue {
+		return -1, true
+	}
+	p, ok := d.pos[pack(k, v)]
+	return p, ok
+}
+
+// nextWriter is the transaction installing the version after position p of
+// k (-1 if none).
+func (d *deps) nextWriter(k, p int32) (int32, int32) {
+	kv := d.vers[k]
+	if kv == nil || int(p+1) >= len(kv.vals) {
+		return -1, history.NoValue
+	}
+	return kv.writers[p+1], kv.vals[p+1]
+}
+
+// classifyRead checks a read by t (op j) of version v of key k against the
+// writes: garbage, aborted (G1a), intermediate (G1b) and the transaction's
+// own writes (internal, future-read). It returns the version's position
+// and whether the read can be used for dependencies.
+func (d *deps) classifyRead(t int32, j int, k, v int32, what string) (int32, bool) {
+	h := d.h
+	tx := &h.Txns[t]
+	// The transaction's own earlier write of k.
+	own := history.NoValue
+	hasOwn := false
+	for x := 0; x < j; x++ {
+		o := &tx.Ops[x]
+		if o.Kind == history.Write && o.Key == k {
+			own, hasOwn = o.Value, true
+		}
+	}
+	if hasOwn {
+		if v != own {
+			d.anomaly(model.Internal, []int32{t}, k, fmt.Sprintf("%s %s %s of key %s = %s, but it wrote %s to %s earlier: a transaction must see its own last write",
+				h.TxnName(t), what, opRef(j), h.KeyName(k), h.ValueName(v), h.ValueName(own), h.KeyName(k)))
+		}
+		return 0, false
+	}
+	if v == history.NoValue {
+		return -1, true
+	}
+	ws := d.writes[pack(k, v)]
+	if len(ws) == 0 {
+		d.anomaly(model.GarbageVersions, []int32{t}, k, fmt.Sprintf("%s %s %s of key %s = %s, a value no transaction wrote to %s",
+			h.TxnName(t), what, opRef(j), h.KeyName(k), h.ValueName(v), h.KeyName(k)))
+		return 0, false
+	}
+	if len(ws) > 1 {
+		d.stats.ambiguous++
+		d.reason("%s %s %s of key %s = %s, which %d transactions wrote (duplicate write): its writer is ambiguous",
+			h.TxnName(t), what, opRef(j), h.KeyName(k), h.ValueName(v), len(ws))
+		return 0, false
+	}
+	w := ws[0]
+	if w.txn == t {
+		d.anomaly(model.FutureRead, []int32{t}, k, fmt.Sprintf("%s %s %s of key %s = %s, which it only writes later (op %d)",
+			h.TxnName(t), what, opRef(j), h.KeyName(k), h.ValueName(v), w.op))
+		return 0, false
+	}
+	wt := &h.Txns[w.txn]
+	if wt.Status == history.Aborted {
+		d.anomaly(model.G1a, []int32{t, w.txn}, k, fmt.Sprintf("%s %s %s of key %s = %s, written by %s, which aborted (aborted read, Adya G1a)",
+			h.TxnName(t), what, opRef(j), h.KeyName(k), h.ValueName(v), h.TxnName(w.txn)))
+		return 0, false
+	}
+	if !final(wt, int(w.op)) {
+		d.anomaly(model.G1b, []int32{t, w.txn}, k, fmt.Sprintf("%s %s %s of key %s = %s, an intermediate write of %s, which later wrote key %s again (intermediate read, Adya G1b)",
+			h.TxnName(t), what, opRef(j), h.KeyName(k), h.ValueName(v), h.TxnName(w.txn), h.KeyName(k)))
+		return 0, false
+	}
+	p, ok := d.pos[pack(k, v)]
+	if !ok {
+		// committed writers are all in the order (else reasons has it); an
+		// unknown-status writer that is not was not installed.
+		if wt.Status == history.Unknown {
+			d.reason("%s %s %s of key %s = %s, written by %s whose outcome is unknown and whose write is not in the version order",
+				h.TxnName(t), what, opRef(j), h.KeyName(k), h.ValueName(v), h.TxnName(w.txn))
+		}
+		return 0, false
+	}
+	return p, true
+}
+
+func opRef(j int) string { return "(op " + strconv.Itoa(j) + ")" }
+
+// reads adds the item and predicate dependencies of committed t's reads.
+func (d *deps) reads(t int32) {
+	tx := &d.h.Txns[t]
+	for j := range tx.Ops {
+		o := &tx.Ops[j]
+		switch o.Kind {
+		case history.Read:
+			if o.IsList {
+				continue
+			}
+			d.stats.itemReads++
+			d.itemRead(t, j, o.Key, o.Value, "read")
+		case history.PredRead:
+			if o.Pred != nil {
+				d.predRead(t, j, o.Pred)
+			}
+		}
+	}
+}
+
+// itemRead adds wr from the version's writer and rw to the next version's.
+func (d *deps) itemRead(t int32, j int, k, v int32, what string) {
+	p, ok := d.classifyRead(t, j, k, v, what)
+	if !ok {
+		return
+	}
+	if p >= 0 {
+		kv := d.vers[k]
+		d.add(kv.writers[p], t, kWR, int32(j), k, v, v, history.NoValue)
+	}
+	if nw, nv := d.nextWriter(k, p); nw >= 0 {
+		d.add(t, nw, kRW, int32(j), k, v, nv, history.NoValue)
+	}
+}
+
+func (d *deps) compile(where string) *compiled {
+	if c, ok := d.preds[where]; ok {
+		return c
+	}
+	c := &compiled{}
+	c.p, c.err = sqlpred.Compile(where, history.PredColumns)
+	if c.err == nil {
+		c.rs = c.p.IntRanges(0)
+	}
+	d.preds[where] = c
+	return c
+}
+
+// Scalar converts an interned key or value to a SQL value.
+func Scalar(s history.Scalar) sqlpred.Value {
+	if s.IsStr {
+		return sqlpred.StrV(s.S)
+	}
+	return sqlpred.IntV(s.I)
+}
+
+// matches evaluates the predicate on the row (k, v); v = NoValue is the
+// unborn row, which matches nothing.
+func (d *deps) matches(c *compiled, k, v int32) (bool, error) {
+	if v == history.NoValue {
+		return false, nil
+	}
+	var row [2]sqlpred.Value
+	row[0], row[1] = Scalar(d.h.Keys.Get(k)), Scalar(d.h.Values.Get(v))
+	return c.p.Matches(row[:])
+}
+
+// predRead handles predicate read op j of committed t (Adya §3.1.3–3.1.4,
+// placed by the version order as in the seed paper §4): the returned rows
+// are item reads; the result must be the matching part of the version set
+// (result-set mismatch otherwise); and for every key whose versions change
+// the matches of the predicate, a predicate-wr edge from the last version
+// at or before the one read that changed the matches, and a predicate-rw
+// edge to the first one after it that does.
+func (d *deps) predRead(t int32, j int, p *history.Predicate) {
+	h := d.h
+	d.stats.predReads++
+	c := d.compile(p.Where)
+	where := fmt.Sprintf("predicate read %s %q", opRef(j), p.Where)
+	returned := make(map[int32]int32, len(p.Result))
+	for _, r := range p.Result {
+		if _, dup := returned[r.Key]; dup {
+			d.anomaly(model.ResultSetMismatch, []int32{t}, r.Key, fmt.Sprintf("%s's %s returned key %s twice, but a table has one row per key",
+				h.TxnName(t), where, h.KeyName(r.Key)))
+			continue
+		}
+		returned[r.Key] = r.Value
+		d.itemRead(t, j, r.Key, r.Value, "predicate read returned")
+		if c.err != nil || r.Value == history.NoValue {
+			continue
+		}
+		if m, err := d.matches(c, r.Key, r.Value); err != nil {
+			d.stats.predErrors++
+			d.reason("%s's %s cannot be evaluated on row (%s, %s): %v", h.TxnName(t), where, h.KeyName(r.Key), h.ValueName(r.Value), err)
+		} else if !m {
+			d.anomaly(model.ResultSetMismatch, []int32{t}, r.Key, fmt.Sprintf("%s's %s returned row (k=%s, v=%s), which does not satisfy the WHERE clause",
+				h.TxnName(t), where, h.KeyName(r.Key), h.ValueName(r.Value)))
+		}
+	}
+	if c.err != nil {
+		d.stats.predErrors++
+		d.reason("%s's %s cannot be evaluated: %v (only its returned rows were checked, as item reads)", h.TxnName(t), where, c.err)
+		return
+	}
+	var vs map[int32]int32
+	if p.HasVersionSet {
+		vs = make(map[int32]int32, len(p.VersionSet))
+		for _, r := range p.VersionSet {
+			vs[r.Key] = r.Value
+			rv, ret := returned[r.Key]
+			if !ret || rv != r.Value {
+				// not checked as a returned row: check the version itself
+				d.classifyRead(t, j, r.Key, r.Value, "predicate read evaluated")
+			}
+			m, err := d.matches(c, r.Key, r.Value)
+			if err != nil {
+				d.stats.predErrors++
+				d.reason("%s's %s cannot be evaluated on row (%s, %s): %v", h.TxnName(t), where, h.KeyName(r.Key), h.ValueName(r.Value), err)
+				continue
+			}
+			switch {
+			case m && !ret:
+				d.anomaly(model.ResultSetMismatch, []int32{t}, r.Key, fmt.Sprintf("%s's %s evaluated row (k=%s, v=%s), which satisfies the WHERE clause, but did not return it",
+					h.TxnName(t), where, h.KeyName(r.Key), h.ValueName(r.Value)))
+			case ret && rv != r.Value:
+				d.anomaly(model.ResultSetMismatch, []int32{t}, r.Key, fmt.Sprintf("%s's %s returned row (k=%s, v=%s), but the version it evaluated is v=%s",
+					h.TxnName(t), where, h.KeyName(r.Key), h.ValueName(rv), h.ValueName(r.Value)))
+			}
+		}
+		for k, v := range returned {
+			if _, ok := vs[k]; !ok {
+				d.anomaly(model.ResultSetMismatch, []int32{t}, k, fmt.Sprintf("%s's %s returned row (k=%s, v=%s), which is not in its version set",
+					h.TxnName(t), where, h.KeyName(k), h.ValueName(v)))
+			}
+		}
+	}
+	tx := &h.Txns[t]
+	ownBefore := func(k int32) bool {
+		for x := 0; x < j; x++ {
+			if tx.Ops[x].Kind == history.Write && tx.Ops[x].Key == k {
+				return true
+			}
+		}
+		return false
+	}
+	visit := func(k int32) {
+		kv := d.vers[k]
+		if kv == nil || ownBefore(k) {
+			return
+		}
+		d.stats.predKeysVisited++
+		n := len(kv.vals)
+		m := make([]bool, n)
+		for q, v := range kv.vals {
+			ok, err := d.matches(c, k, v)
+			if err != nil {
+				d.stats.predErrors++
+				d.reason("%s's %s cannot be evaluated on row (%s, %s): %v", h.TxnName(t), where, h.KeyName(k), h.ValueName(v), err)
+				return
+			}
+			m[q] = ok
+		}
+		at := func(q int) bool { return q >= 0 && m[q] }
+		changes := func(q int) bool { return at(q) != at(q-1) }
+		s := -2
+		var seen int32 = history.NoValue
+		switch {
+		case vs != nil:
+			seen = history.NoValue
+			if v, ok := vs[k]; ok {
+				seen = v
+			}
+		case hasKey(returned, k):
+			seen = returned[k]
+		default:
+			// Not returned and no version set: the read saw a version
+			// that does not match (or the unborn row). Every candidate in
+			// one run of equal matches gives the same edges.
+			first, fr, run := -2, 0, -1
+			for q := -1; q < n; q++ {
+				if q >= 0 && changes(q) {
+					run++
+				}
+				if at(q) {
+					continue
+				}
+				if first == -2 {
+					first, fr = q, run
+				} else if run != fr {
+					d.stats.ambiguous++
+					d.reason("%s's %s did not return key %s, whose non-matching versions lie on both sides of a change of the matches: the version it read is ambiguous",
+						h.TxnName(t), where, h.KeyName(k))
+					return
+				}
+			}
+			s = first // >= -1: the unborn row never matches
+		}
+		if s == -2 {
+			pp, ok := d.versionAt(k, seen)
+			if !ok {
+				return // not a version of k: reported by classifyRead
+			}
+			s = int(pp)
+		}
+		vsv := history.NoValue
+		if s >= 0 {
+			vsv = kv.vals[s]
+		}
+		for q := s; q >= 0; q-- {
+			if changes(q) {
+				d.add(kv.writers[q], t, kPWR, int32(j), k, prevVal(kv, q), kv.vals[q], vsv)
+				break
+			}
+		}
+		for q := s + 1; q < n; q++ {
+			if changes(q) && kv.writers[q] != t {
+				d.add(t, kv.writers[q], kPRW, int32(j), k, prevVal(kv, q), kv.vals[q], vsv)
+				break
+			}
+		}
+	}
+	for _, iv := range c.rs {
+		lo, _ := slices.BinarySearchFunc(d.intKeys, iv.Lo, func(a intKey, x int64) int { return cmpI(a.k, x) })
+		for x := lo; x < len(d.intKeys) && d.intKeys[x].k <= iv.Hi; x++ {
+			visit(d.intKeys[x].id)
+		}
+	}
+	for _, k := range d.strKeys {
+		visit(k)
+	}
+}
+
+func hasKey(m map[int32]int32, k int32) bool { _, ok := m[k]; return ok }
+
+func prevVal(kv *keyVers, q int) int32 {
+	if q == 0 {
+		return history.NoValue
+	}
+	return kv.vals[q-1]
+}

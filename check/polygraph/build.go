@@ -1,0 +1,474 @@
+package polygraph
+
+import (
+	"slices"
+	"sort"
+	"strconv"
+
+	"github.com/txray/txray/check"
+	"github.com/txray/txray/graph"
+	"github.com/txray/txray/history"
+	"github.com/txray/txray/model"
+)
+
+// Provenance notes (graph.Why.Note) of ww and rw edges: where the order of
+// two versions of a key comes from.
+const (
+	noteRead    uint8 = iota // wr: the reader read the writer's value
+	noteInitial              // rw: the reader read the initial state
+	noteRMW                  // ww/rw: write combining (the later writer read the earlier one's value and overwrote it)
+	noteVO                   // ww/rw: the version order given as evidence
+	noteChoice               // ww/rw: option A of a writer pair (a constraint); Why.Op2 = constraint id
+	noteChoiceB              // ww/rw: option B of that pair
+)
+
+// ledge is a logical edge of the polygraph: between transaction nodes, or
+// (realtime only) through a time point. lit is 0 for a known edge, +c+1 when
+// it belongs to option A of constraint c, -(c+1) for option B.
+type ledge struct {
+	from, to int32
+	lit      int32
+	rel      graph.Rel
+	why      graph.Why
+}
+
+// constraint is one Cobra choice: for two write chains X and Y of one key,
+// X entirely before Y (option A) or Y entirely before X (option B). Each
+// option is a set of edges: the ww edge from one chain's last writer to the
+// other's first, and an rw edge from every reader of that last writer.
+type constraint struct {
+	key      int32
+	x, y     int32       // first writer (node) of each chain, for rendering
+	opt      [2][2]int32 // edge index ranges [start, end) of option A, B
+	fixed    int8        // 0 unresolved, +1 A, -1 B (fixed by pruning)
+	round    int32       // pruning round that fixed it
+	reason   int32       // edge of the rejected option that closed a cycle
+	variable int32       // SAT variable (1-based), 0 if not in the SAT problem
+}
+
+// problem is the polygraph of one history under one model.
+type problem struct {
+	h       *history.History
+	si      bool // SI encoding: acyclicity of (D ; RW?) (see graph.go)
+	session bool
+	rt      bool
+	nTxn    int32
+	nPoints int32
+	txnOf   []int32 // node -> history txn index
+	nodeOf  []int32 // history txn -> node, -1 if not included
+	edges   []ledge
+	cons    []constraint
+	// knownEnd: edges[:knownEnd] are known (lit 0); constraint options follow.
+	knownEnd int32
+	// collected order-free anomalies (lost updates)
+	anomalies []check.Anomaly
+	stats     map[string]any
+	warnings  []string
+	deferCons []keyChains
+}
+
+// extRead is one transaction's external read of one key.
+type extRead struct {
+	node   int32
+	writer int32 // node, or readInitial
+	op     int32
+	val    int32
+}
+
+func (p *problem) addEdge(from, to int32, lit int32, rel graph.Rel, why graph.Why) {
+	if from == to {
+		return
+	}
+	p.edges = append(p.edges, ledge{from, to, lit, rel, why})
+}
+
+// build constructs the polygraph: nodes, known edges (wr, write-combined
+// ww chains, initial-state rw, version-order evidence, session order,
+// real-time order) and one constraint per pair of write chains of a key.
+func build(h *history.History, ra *readAnalysis, si, session, rt bool) *problem {
+	p := &problem{h: h, si: si, session: session, rt: rt, stats: map[string]any{}}
+	n := len(h.Txns)
+	p.nodeOf = make([]int32, n)
+	for i := range p.nodeOf {
+		p.nodeOf[i] = -1
+	}
+	// Nodes: committed transactions, plus unknown-outcome ones some
+	// included read observed (an observed write means it committed).
+	include := make([]bool, n)
+	var work []int32
+	for i := range h.Txns {
+		if h.Txns[i].Status == history.Committed && int32(i) != ra.InitTxn {
+			include[i] = true
+			work = append(work, int32(i))
+		}
+	}
+	for len(work) > 0 {
+		t := work[len(work)-1]
+		work = work[:len(work)-1]
+		for j := range h.Txns[t].Ops {
+			if h.Txns[t].Ops[j].Kind != history.Read {
+				continue
+			}
+			if w := ra.WriterOf(t, j); w >= 0 && !include[w] && w != ra.InitTxn && h.Txns[w].Status == history.Unknown {
+				include[w] = true
+				work = append(work, w)
+			}
+		}
+	}
+	for i := range h.Txns {
+		if include[i] {
+			p.nodeOf[i] = int32(len(p.txnOf))
+			p.txnOf = append(p.txnOf, int32(i))
+		}
+	}
+	p.nTxn = int32(len(p.txnOf))
+
+	// Per key: final writes (writer node, value, op) and external reads.
+	nk := h.Keys.Len()
+	type wr struct{ node, val, op int32 }
+	writes := make([][]wr, nk)
+	reads := make([][]extRead, nk)
+	for node, ti := range p.txnOf {
+		t := &h.Txns[ti]
+		for j := range t.Ops {
+			o := &t.Ops[j]
+			switch o.Kind {
+			case history.Write:
+				if o.Value == history.NoValue || lastWrite(t, j) != j {
+					continue
+				}
+				writes[o.Key] = append(writes[o.Key], wr{int32(node), o.Value, int32(j)})
+			case history.Read:
+				if o.IsList || wroteBefore(t, j) || !firstRead(t, j) {
+					continue
+				}
+				w := ra.WriterOf(ti, j)
+				switch {
+				case w == readInitial || w == ra.InitTxn && w >= 0:
+					reads[o.Key] = append(reads[o.Key], extRead{int32(node), readInitial, int32(j), o.Value})
+				case w >= 0 && p.nodeOf[w] >= 0 && w != ti:
+					reads[o.Key] = append(reads[o.Key], extRead{int32(node), p.nodeOf[w], int32(j), o.Value})
+				}
+			}
+		}
+	}
+
+	// Known edges.
+	lostUpdates := 0
+	var chains [][]int32
+	for k := int32(0); k < int32(nk); k++ {
+		ws, rs := writes[k], reads[k]
+		if len(ws) == 0 && len(rs) == 0 {
+			continue
+		}
+		valOf := map[int32]int32{} // writer node -> value
+		opOf := map[int32]int32{}
+		for _, w := range ws {
+			valOf[w.node] = w.val
+			opOf[w.node] = w.op
+		}
+		readersOf := map[int32][]extRead{}
+		var initReaders []extRead
+		next := map[int32]int32{} // write combining: writer -> the RMW txn that overwrote what it read
+		hasPrev := map[int32]bool{}
+		var initRMW []int32
+		for _, r := range rs {
+			if r.writer == readInitial {
+				initReaders = append(initReaders, r)
+			} else {
+				readersOf[r.writer] = append(readersOf[r.writer], r)
+				p.addEdge(r.writer, r.node, 0, graph.WR, graph.Why{Key: k, V1: r.val, V2: r.val, Op1: opOf[r.writer], Op2: r.op, Note: noteRead})
+			}
+			if _, writes := valOf[r.node]; !writes {
+				continue
+			}
+			// r read k and overwrote it: its version directly follows the one it read (under
+			// serializability and SI, any version in between would make its read stale or
+			// its write conflict). Two such on one version are a lost update.
+			if r.writer == readInitial {
+				for _, o := range initRMW {
+					p.lostUpdate(k, -1, o, r.node, valOf)
+					lostUpdates++
+				}
+				initRMW = append(initRMW, r.node)
+				continue
+			}
+			if o, dup := next[r.writer]; dup {
+				p.lostUpdate(k, r.writer, o, r.node, valOf)
+				lostUpdates++
+				continue
+			}
+			next[r.writer] = r.node
+			hasPrev[r.node] = true
+		}
+		// Chains of write combining, from each writer nobody's RMW overwrote into.
+		chains = chains[:0]
+		for _, w := range ws {
+			if hasPrev[w.node] {
+				continue
+			}
+			c := []int32{w.node}
+			seen := map[int32]bool{w.node: true}
+			for x, ok := next[w.node]; ok && !seen[x]; x, ok = next[x] {
+				c = append(c, x)
+				seen[x] = true
+			}
+			chains = append(chains, c)
+		}
+		// A cycle of RMWs (T1 read T2's value, T2 read T1's) has no head: its wr edges already
+		// form a cycle in the known graph.
+		for _, c := range chains {
+			for i := 0; i+1 < len(c); i++ {
+				a, b := c[i], c[i+1]
+				p.addEdge(a, b, 0, graph.WW, graph.Why{Key: k, V1: valOf[a], V2: valOf[b], Op1: opOf[a], Op2: opOf[b], Note: noteRMW})
+				for _, r := range readersOf[a] {
+					p.addEdge(r.node, b, 0, graph.RW, graph.Why{Key: k, V1: r.val, V2: valOf[b], Op1: p.txnOf[a], Op2: -1, Note: noteRMW})
+				}
+			}
+		}
+		// Initial-state readers precede every writer (first writer of every chain suffices).
+		for _, r := range initReaders {
+			for _, c := range chains {
+				p.addEdge(r.node, c[0], 0, graph.RW, graph.Why{Key: k, V1: r.val, V2: valOf[c[0]], Op1: -1, Op2: -1, Note: noteInitial})
+			}
+		}
+		// Version order evidence: consecutive listed versions.
+		if vo := h.VersionOrder[k]; len(vo) > 1 {
+			byVal := map[int32]int32{}
+			for _, w := range ws {
+				byVal[w.val] = w.node
+			}
+			prev := int32(-1)
+			for _, v := range vo {
+				b, ok := byVal[v]
+				if !ok {
+					continue
+				}
+				if prev >= 0 {
+					p.addEdge(prev, b, 0, graph.WW, graph.Why{Key: k, V1: valOf[prev], V2: v, Op1: opOf[prev], Op2: opOf[b], Note: noteVO})
+					for _, r := range readersOf[prev] {
+						p.addEdge(r.node, b, 0, graph.RW, graph.Why{Key: k, V1: r.val, V2: v, Op1: p.txnOf[prev], Op2: -1, Note: noteVO})
+					}
+				}
+				prev = b
+			}
+		}
+		// Constraints: one per pair of chains.
+		p.deferCons = append(p.deferCons, keyChains{k, slices.Clone(chains), readersOf, valOf, opOf})
+	}
+	if session {
+		p.addSessionOrder()
+	}
+	if rt {
+		p.addRealtime()
+	}
+	p.knownEnd = int32(len(p.edges))
+	for _, kc := range p.deferCons {
+		cs := kc.chains
+		for i := 0; i < len(cs); i++ {
+			for j := i + 1; j < len(cs); j++ {
+				c := int32(len(p.cons))
+				con := constraint{key: kc.k, x: cs[i][0], y: cs[j][0], reason: -1}
+				for o, pair := range [2][2][]int32{{cs[i], cs[j]}, {cs[j], cs[i]}} {
+					lit := c + 1
+					if o == 1 {
+						lit = -lit
+					}
+					start := int32(len(p.edges))
+					a, b := pair[0][len(pair[0])-1], pair[1][0]
+					note := noteChoice + uint8(o)
+					p.edges = append(p.edges, ledge{a, b, lit, graph.WW, graph.Why{Key: kc.k, V1: kc.valOf[a], V2: kc.valOf[b], Op1: kc.opOf[a], Op2: c, Note: note}})
+					for _, r := range kc.readersOf[a] {
+						if r.node != b {
+							p.edges = append(p.edges, ledge{r.node, b, lit, graph.RW, graph.Why{Key: kc.k, V1: r.val, V2: kc.valOf[b], Op1: p.txnOf[a], Op2: c, Note: note}})
+						}
+					}
+					con.opt[o] = [2]int32{start, int32(len(p.edges))}
+				}
+				p.cons = append(p.cons, con)
+			}
+		}
+	}
+	p.deferCons = nil
+	p.stats["nodes"] = p.nTxn
+	p.stats["known_edges"] = p.knownEnd
+	p.stats["constraints"] = len(p.cons)
+	p.stats["lost_updates"] = lostUpdates
+	return p
+}
+
+type keyChains struct {
+	k         int32
+	chains    [][]int32
+	readersOf map[int32][]extRead
+	valOf     map[int32]int32
+	opOf      map[int32]int32
+}
+
+func lastWrite(t *history.Txn, j int) int {
+	k := t.Ops[j].Key
+	last := j
+	for i := j + 1; i < len(t.Ops); i++ {
+		if t.Ops[i].Kind == history.Write && t.Ops[i].Key == k {
+			last = i
+		}
+	}
+	return last
+}
+
+func wroteBefore(t *history.Txn, j int) bool {
+	k := t.Ops[j].Key
+	for i := 0; i < j; i++ {
+		if t.Ops[i].Kind == history.Write && t.Ops[i].Key == k {
+			return true
+		}
+	}
+	return false
+}
+
+// firstRead: only a transaction's first read of a key is its external read
+// (a later differing read of the same key is an internal anomaly the read
+// checks report; a later equal read adds nothing).
+func firstRead(t *history.Txn, j int) bool {
+	k := t.Ops[j].Key
+	for i := 0; i < j; i++ {
+		if t.Ops[i].Kind == history.Read && t.Ops[i].Key == k && !t.Ops[i].IsList {
+			return false
+		}
+	}
+	return true
+}
+
+// lostUpdate records two transactions that read the same version of key k
+// (written by node w, or the initial state when w < 0) and both overwrote
+// it: neither can directly follow the version it read in k's version order,
+// which serializability and snapshot isolation both require.
+func (p *problem) lostUpdate(k, w, a, b int32, valOf map[int32]int32) {
+	h := p.h
+	ta, tb := p.txnOf[a], p.txnOf[b]
+	read := "the initial state of key " + h.KeyName(k)
+	txns := []int32{ta, tb}
+	if w >= 0 {
+		read = "key " + h.KeyName(k) + " = " + h.ValueName(valOf[w]) + " (written by " + h.TxnName(p.txnOf[w]) + ")"
+		txns = append(txns, p.txnOf[w])
+	}
+	ops := map[int32]string{}
+	for _, t := range txns {
+		ops[t] = h.TxnString(t)
+	}
+	p.anomalies = append(p.anomalies, check.Anomaly{Type: model.LostUpdate, Txns: txns, Key: h.KeyName(k), Ops: ops,
+		Explanation: "Let:\n  " + h.TxnString(ta) + "\n  " + h.TxnString(tb) + "\nThen:\n  - " + h.TxnName(ta) + " and " + h.TxnName(tb) +
+			" both read " + read + " and both wrote key " + h.KeyName(k) + " (" + h.ValueName(valOf[a]) + " and " + h.ValueName(valOf[b]) + ").\n" +
+			"So whichever of the two writes comes second in the version order of key " + h.KeyName(k) +
+			" overwrote a version its writer never read: a lost update, which serializability and snapshot isolation forbid."})
+}
+
+// addSessionOrder links each included transaction to the next included one
+// of its session; a transaction with unknown outcome is a successor but never
+// a predecessor (its commit could come arbitrarily late), as in package graph.
+func (p *problem) addSessionOrder() {
+	h := p.h
+	bySess := map[int32][]int32{}
+	for _, ti := range p.txnOf {
+		if s := h.Txns[ti].Session; s >= 0 {
+			bySess[s] = append(bySess[s], ti)
+		}
+	}
+	sess := make([]int32, 0, len(bySess))
+	for s := range bySess {
+		sess = append(sess, s)
+	}
+	slices.Sort(sess)
+	for _, s := range sess {
+		ts := bySess[s]
+		sort.SliceStable(ts, func(i, j int) bool { return h.Txns[ts[i]].Seq < h.Txns[ts[j]].Seq })
+		last := int32(-1)
+		for _, ti := range ts {
+			if last >= 0 {
+				p.addEdge(p.nodeOf[last], p.nodeOf[ti], 0, graph.Process, graph.Why{Key: -1, Op1: -1, Op2: -1})
+			}
+			if h.Txns[ti].Status == history.Committed {
+				last = ti
+			}
+		}
+	}
+}
+
+// addRealtime adds the real-time order (T1 completed before T2 was invoked)
+// in O(n) edges through time points, as package graph stores it: T1 ->
+// point(T1) -> point(next completion) -> ... -> point(k) -> T2 where point(k)
+// is the last completion strictly before T2's invocation. Unknown-outcome
+// transactions are never real-time predecessors.
+func (p *problem) addRealtime() {
+	h := p.h
+	type tv struct {
+		t    int64
+		node int32
+	}
+	var preds, succs []tv
+	for node, ti := range p.txnOf {
+		t := &h.Txns[ti]
+		if !t.HasTime {
+			continue
+		}
+		succs = append(succs, tv{t.Invoke, int32(node)})
+		if t.Status == history.Committed {
+			preds = append(preds, tv{max(t.Complete, t.Invoke), int32(node)})
+		}
+	}
+	if len(preds) == 0 {
+		return
+	}
+	sort.SliceStable(preds, func(i, j int) bool { return preds[i].t < preds[j].t })
+	sort.SliceStable(succs, func(i, j int) bool { return succs[i].t < succs[j].t })
+	base := p.nTxn
+	p.nPoints = int32(len(preds))
+	for k, pr := range preds {
+		p.addEdge(pr.node, base+int32(k), 0, graph.Realtime, graph.Why{Key: -1, Op1: -1, Op2: -1})
+		if k > 0 {
+			p.addEdge(base+int32(k-1), base+int32(k), 0, graph.Realtime, graph.Why{Key: -1, Op1: -1, Op2: -1})
+		}
+	}
+	k := -1
+	for _, sc := range succs {
+		for k+1 < len(preds) && preds[k+1].t < sc.t {
+			k++
+		}
+		if k >= 0 {
+			p.addEdge(base+int32(k), sc.node, 0, graph.Realtime, graph.Why{Key: -1, Op1: -1, Op2: -1})
+		}
+	}
+}
+
+// numPhys is the number of physical nodes: transactions, time points, and
+// for SI a second copy of every transaction (see physEdges).
+func (p *problem) numPhys() int32 {
+	if p.si {
+		return 2 * p.nTxn
+	}
+	return p.nTxn + p.nPoints
+}
+
+// physEdges calls emit for the physical edges of logical edge e. Under
+// serializability the graph to keep acyclic is the logical one (Adya's DSG,
+// with session/real-time order where the model has them). Under snapshot
+// isolation it is (D ; RW?) with D = WR ∪ WW (∪ SO for strong session SI)
+// (Cerone & Gotsman, "Analysing Snapshot Isolation", J. ACM 2018, the
+// dependency-graph characterisation; PolySI, Huang et al., VLDB 2023, §3):
+// every node v gets a copy v' meaning "reached v by a D edge, may take one
+// RW edge now"; a D edge u->v becomes u->v and u->v', an RW edge v->w becomes
+// v'->w. A cycle of the physical graph is exactly a cycle of D;RW?.
+func (p *problem) physEdges(e *ledge, emit func(from, to int32)) {
+	if !p.si {
+		emit(e.from, e.to)
+		return
+	}
+	if e.rel == graph.RW {
+		emit(e.from+p.nTxn, e.to)
+		return
+	}
+	emit(e.from, e.to)
+	emit(e.from, e.to+p.nTxn)
+}
+
+func itoa(i int32) string { return strconv.Itoa(int(i)) }

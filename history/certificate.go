@@ -1,0 +1,51 @@
+package history
+
+// White-box certificates (Bringing Order to Practical Validation of Database
+// Isolation Levels, §3–§4; "the seed paper" below).
+//
+// A version certificate is what a database knows and a client does not:
+//   - the version order of every key (History.VersionOrder: the committed
+//     versions of each key, oldest first, as value ids);
+//   - for every predicate read, its version set (Predicate.VersionSet with
+//     HasVersionSet): the version of each row of the table that the
+//     statement evaluated its WHERE clause on, one Row per key, whether or
+//     not it matched. A Row whose Value is NoValue is the row's "unborn"
+//     (not yet inserted, or deleted) version, which matches no predicate.
+//     Rows of the table absent from the version set were read at their
+//     unborn version.
+//
+// An expected serialization order is the order a concurrency-control
+// protocol promises transactions serialize in: commit order for two-phase
+// locking and other commitment-ordering protocols, start (timestamp) order
+// for timestamp ordering. Evidence.SerialOrder names which of the
+// transaction timestamps carries it (SerialCommit: CommitTS; SerialStart:
+// StartTS). A transaction without that timestamp (e.g. a read-only
+// transaction whose commit left no trace in the log) has no fixed place in
+// the order; checkers place it where its reads allow, or say they cannot.
+
+// Values of Evidence.SerialOrder.
+const (
+	// SerialCommit: the expected serialization order is CommitTS order
+	// (two-phase locking, commitment ordering).
+	SerialCommit = "commit"
+	// SerialStart: the expected serialization order is StartTS order
+	// (timestamp ordering).
+	SerialStart = "start"
+)
+
+// SerialTS returns the timestamp that places t in the expected
+// serialization order named by Evidence.SerialOrder, if any.
+func (h *History) SerialTS(t *Txn) (Timestamp, bool) {
+	switch h.Evidence.SerialOrder {
+	case SerialCommit:
+		return t.CommitTS, t.CommitTS.Set
+	case SerialStart:
+		return t.StartTS, t.StartTS.Set
+	}
+	return Timestamp{}, false
+}
+
+// PredColumns are the columns of the rows txray records (recorder tables
+// and predicate-read rows are (k, v): the row key and its value); WHERE
+// clauses of PredRead ops are evaluated over them.
+var PredColumns = []string{"k", "v"}

@@ -1,0 +1,6 @@
+package cli
+
+// Decoders added with the register read checks (issue 11).
+import (
+	_ "github.com/txray/txray/history/cobra"
+)

@@ -1,0 +1,97 @@
+package findings
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/txray/txray/check"
+	"github.com/txray/txray/history"
+
+	// Every checker and decoder, as the CLI links them.
+	_ "github.com/txray/txray/internal/cli"
+)
+
+// g2Cycle names the three committed transactions of PostgreSQL's G2-item
+// (docs/findings.md).
+var g2Cycle = []string{"c3-534", "c4-501", "c5-498"}
+
+// checkG2 runs every checker applicable to h under each model that judges
+// serializability and requires: the named checkers report a cycle whose
+// transactions are exactly g2Cycle; no applicable checker says valid.
+func checkG2(t *testing.T, h *history.History) {
+	t.Helper()
+	must := map[string]string{"list-append": "serializable", "leopard": "postgres:serializable"}
+	seen := map[string]bool{}
+	for _, m := range []string{"serializable", "postgres:serializable"} {
+		ok, _ := check.Pick(h, m)
+		for _, c := range ok {
+			r, err := c.Check(context.Background(), h, check.Options{Model: m})
+			if err != nil {
+				t.Fatalf("%s under %s: %v", c.Name(), m, err)
+			}
+			if r.Verdict == check.Valid {
+				t.Errorf("%s under %s: valid, but the history contains PostgreSQL's G2-item cycle %v", c.Name(), m, g2Cycle)
+			}
+			if must[c.Name()] != m {
+				continue
+			}
+			seen[c.Name()] = true
+			if r.Verdict != check.Invalid {
+				t.Errorf("%s under %s: want invalid, got %s (%s)", c.Name(), m, r.Verdict, r.Reason)
+				continue
+			}
+			found := false
+			for _, a := range r.Anomalies {
+				var ids []string
+				for _, i := range a.Txns {
+					ids = append(ids, h.Txns[i].ID)
+				}
+				slices.Sort(ids)
+				if slices.Equal(ids, g2Cycle) && len(a.Cycle) == 3 {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("%s under %s: no anomaly names the cycle %v: %v", c.Name(), m, g2Cycle, r.AnomalyTypes)
+			}
+		}
+	}
+	for n := range must {
+		if !seen[n] {
+			t.Errorf("%s did not apply to the history under %s", n, must[n])
+		}
+	}
+}
+
+// TestPostgresSSIG2ItemFound: the G2-item PostgreSQL 15.20's SERIALIZABLE
+// committed (testdata/findings/postgres-ssi-g2.jsonl) stays found by
+// list-append (serializable) and leopard (postgres:serializable), and no
+// checker able to judge it calls it valid.
+func TestPostgresSSIG2ItemFound(t *testing.T) {
+	h, err := history.DecodeFile(filepath.Join("..", "..", "testdata", "findings", "postgres-ssi-g2.jsonl"), "auto", history.DecodeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkG2(t, h)
+}
+
+// TestPostgresSSIG2ItemFoundFullHistory: the same on the full recorded
+// history (5000 transactions, aborted ones included) when the project's
+// shared test data is present next to the checkout.
+func TestPostgresSSIG2ItemFoundFullHistory(t *testing.T) {
+	p := filepath.Join("..", "..", "..", "shared", "testdata", "postgres-ssi-g2", "history.jsonl")
+	if v := os.Getenv("TXRAY_SHARED_TESTDATA"); v != "" {
+		p = filepath.Join(v, "postgres-ssi-g2", "history.jsonl")
+	}
+	if _, err := os.Stat(p); err != nil {
+		t.Skipf("full history not present (%v); set TXRAY_SHARED_TESTDATA to the shared testdata directory", err)
+	}
+	h, err := history.DecodeFile(p, "auto", history.DecodeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkG2(t, h)
+}
