@@ -59,6 +59,12 @@ verdict over everything received. Exit codes: 0 valid, 1 invalid, 2 input
 error, 3 unknown.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if maxPerType < 0 {
+				return UsageErrorf("--max-anomalies %d: want 0 (list all) or a positive cap", maxPerType)
+			}
+			if maxPerType == 0 {
+				maxPerType = check.NoCap // 0 lists all, as in txray check
+			}
 			if checker == "leopard" {
 				return watchLeopard(cmd, model, follow, httpAddr, maxPerType, asJSON)
 			}
@@ -114,19 +120,8 @@ error, 3 unknown.`,
 			if err != nil && !errors.Is(err, context.Canceled) {
 				fmt.Fprintln(w.stderr, "txray watch: input error (verdict below covers what was received):", err)
 			}
-			if asJSON {
-				out := map[string]any{"file": "-", "model": res.Model, "checker": res.Checker, "valid": res.Verdict,
-					"anomaly_types": res.AnomalyTypes, "anomalies": res.Anomalies, "stats": res.Stats}
-				if res.Reason != "" {
-					out["reason"] = res.Reason
-				}
-				if res.Truncated != nil {
-					out["truncated"] = res.Truncated
-				}
-				b, _ := json.Marshal(out)
-				fmt.Fprintln(cmd.OutOrStdout(), string(b))
-			} else {
-				printWatchResult(cmd.OutOrStdout(), res)
+			if perr := printWatchFinal(cmd, watchSource(follow, httpAddr), res, inputErr(err), asJSON); perr != nil {
+				return perr
 			}
 			if err != nil && !errors.Is(err, context.Canceled) {
 				return Exit(ExitUsage)
@@ -150,7 +145,7 @@ error, 3 unknown.`,
 	f.Int64Var(&memLimit, "memory-limit", 900, "soft memory limit for the Go runtime in MiB (0 = none)")
 	f.DurationVar(&tick, "tick", 250*time.Millisecond, "how often to finalise verdicts, collect garbage and refresh the status line")
 	f.BoolVar(&asJSON, "json", false, "print the final result as one JSON object")
-	f.IntVar(&maxPerType, "max-anomalies", 8, "anomalies listed per type")
+	f.IntVar(&maxPerType, "max-anomalies", check.DefaultMaxPerType, "anomalies listed per type; 0 lists all (the totals per type are always complete)")
 	return cmd
 }
 
@@ -396,12 +391,8 @@ func watchLeopard(cmd *cobra.Command, model, follow, httpAddr string, maxPerType
 	if err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintln(cmd.ErrOrStderr(), "txray watch: input error (verdict below covers what was received):", err)
 	}
-	if asJSON {
-		b, _ := json.Marshal(map[string]any{"file": "-", "model": res.Model, "checker": res.Checker, "valid": res.Verdict,
-			"anomaly_types": res.AnomalyTypes, "anomalies": res.Anomalies, "reason": res.Reason, "stats": res.Stats})
-		fmt.Fprintln(cmd.OutOrStdout(), string(b))
-	} else {
-		printWatchResult(cmd.OutOrStdout(), res)
+	if perr := printWatchFinal(cmd, watchSource(follow, httpAddr), res, inputErr(err), asJSON); perr != nil {
+		return perr
 	}
 	if err != nil && !errors.Is(err, context.Canceled) {
 		return Exit(ExitUsage)
