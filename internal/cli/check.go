@@ -36,6 +36,9 @@ type checkFlags struct {
 	budget       int64
 	timeout      time.Duration
 	params       []string
+	// summaryOnly (txray run) prints the summary and points to the report
+	// for the details.
+	summaryOnly bool
 }
 
 func (f *checkFlags) add(c *cobra.Command, withFormat bool) {
@@ -310,7 +313,12 @@ func printInput(cmd *cobra.Command, in *report.Input, f *checkFlags, reportPath 
 	if in.History == nil {
 		reportPath = ""
 	}
-	return report.WriteTextOptions(w, in, report.TextOptions{Verbose: f.verbose, Summary: summary, ReportPath: reportPath})
+	opts := report.TextOptions{Verbose: f.verbose, Summary: summary, ReportPath: reportPath}
+	if f.summaryOnly && reportPath != "" {
+		opts.SummaryOnly = true
+		opts.DetailsHint = "details (every anomaly explained): " + reportPath + ", or txray check -v " + in.File
+	}
+	return report.WriteTextOptions(w, in, opts)
 }
 
 // aggregate folds per-input exit codes: input errors first, then invalid,

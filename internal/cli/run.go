@@ -220,7 +220,7 @@ func runRun(cmd *cobra.Command, f *runFlags) (int, error) {
 		modelWhy = mdl + " (--model level: what " + h.Header.Level + " promises on " + h.Header.DB + ")"
 	}
 	// The report (report.html, report.json) goes next to the history.
-	cf := &checkFlags{model: mdl, checker: "auto", out: filepath.Dir(res.Path), quiet: f.quiet}
+	cf := &checkFlags{model: mdl, checker: "auto", out: filepath.Dir(res.Path), quiet: f.quiet, summaryOnly: true}
 	if h.Header.Workload != "list-append" {
 		// Register workloads: a transaction that reads a key and later writes
 		// it installs its version after the one it read, whatever the level
