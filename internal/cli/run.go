@@ -194,8 +194,8 @@ func runRun(cmd *cobra.Command, f *runFlags) (int, error) {
 		fmt.Fprintf(stderr, "txray: interrupted: stopped after %d transactions; the history holds all of them\n", s.Txns)
 	}
 	rate := float64(s.Txns) / s.Elapsed.Seconds()
-	fmt.Fprintf(stdout, "ran %d txns in %.2fs (%.0f txn/s): %d committed, %d aborted (%d serialization, %d deadlock, %d other), %d unknown\n",
-		s.Txns, s.Elapsed.Seconds(), rate, s.Committed, s.Aborted, s.Serialization, s.Deadlock, s.Other, s.Unknown)
+	fmt.Fprintf(stdout, "ran %d txns in %.2fs (%.0f txn/s): %d committed, %d aborted (%d serialization, %d deadlock, %d lock timeout, %d other), %d unknown\n",
+		s.Txns, s.Elapsed.Seconds(), rate, s.Committed, s.Aborted, s.Serialization, s.Deadlock, s.LockTimeout, s.Other, s.Unknown)
 	if cfg.NoRecord {
 		return ExitValid, nil
 	}
