@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/txray/txray/check"
 )
 
 // The JSON contract (docs/json-output.md): every command's --json output is
@@ -55,6 +57,9 @@ func runCmd(t *testing.T, stdin string, args ...string) (int, string, string) {
 		code = ee.Code
 	} else if err != nil {
 		code = ExitUsage
+	}
+	if err != nil && err.Error() != "" && (ee == nil || ee.Err != nil) {
+		errb.WriteString("txray: " + err.Error() + "\n") // as Main prints it
 	}
 	return code, out.String(), errb.String()
 }
@@ -240,4 +245,50 @@ func atof(s string) float64 {
 func itoa(n int) string {
 	b, _ := json.Marshal(n)
 	return string(b)
+}
+
+// TestParamsDocumented: every --param key a registered checker declares is
+// listed in the README's table, and an undeclared key is rejected with the
+// list.
+func TestParamsDocumented(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, c := range check.Names() {
+		for _, p := range check.ParamsOf(c) {
+			n++
+			if !bytes.Contains(readme, []byte("`"+p.Key+"`")) {
+				t.Errorf("README.md does not document --param %s (checker %s)", p.Key, c)
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no checker declares a --param key")
+	}
+	code, _, errs := runCmd(t, "", "check", "-p", "no-such-key=1", "../../testdata/external/elle/paper-example.edn")
+	if code != ExitUsage || !strings.Contains(errs, "no-such-key") || !strings.Contains(errs, "wfr-keys") {
+		t.Errorf("unknown key: exit %d, stderr %q; want exit 2 naming the key and listing the known ones", code, errs)
+	}
+}
+
+// TestModelHints: a misspelt model gets the closest names; elle-cli's
+// workload names get the --checker hint; --format timekiller is accepted.
+func TestModelHints(t *testing.T) {
+	for _, c := range []struct{ model, want string }{
+		{"seriallizable", "did you mean serializable"},
+		{"list-append", "--checker list-append"},
+		{"postgres:repeatable-reed", "did you mean postgres:repeatable-read"},
+		{"postgress:serializable", "postgres:serializable"},
+	} {
+		code, _, errs := runCmd(t, "", "check", "-m", c.model, "../../testdata/external/elle/paper-example.edn")
+		if code != ExitUsage || !strings.Contains(errs, c.want) {
+			t.Errorf("--model %s: exit %d, stderr %q; want exit 2 and %q", c.model, code, errs, c.want)
+		}
+	}
+	code, out, errs := runCmd(t, "", "check", "--format", "timekiller", "-p", "initial-value=0", "-m", "si", "../../testdata/external/chronos/format-kv.json")
+	if code != ExitValid {
+		t.Errorf("--format timekiller: exit %d, want 0 (TimeKiller reports SI satisfied with initial value 0)\n%s%s", code, out, errs)
+	}
 }

@@ -56,7 +56,15 @@ Ext verdicts can change while late transactions arrive; each becomes final
 watermark is discarded to bound memory (see package check/aion). On a TTY a
 status line is kept on stderr. End of input or SIGINT/SIGTERM gives the final
 verdict over everything received. Exit codes: 0 valid, 1 invalid, 2 input
-error, 3 unknown.`,
+error, 3 unknown.
+
+What it can check: the default checker (aion) needs database start and
+commit timestamps on every transaction and checks register reads and writes
+(list appends make the verdict unknown): txray gen --workload rw-register
+output, or your own stream with start_ts/commit_ts. txray run's PostgreSQL
+and MariaDB recordings have client times but no database timestamps: watch
+them with --checker leopard --model postgres:read-committed (the database's
+profile). Everything else: txray check. See docs/watch.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if maxPerType < 0 {
