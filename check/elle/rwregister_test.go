@@ -162,14 +162,14 @@ var rwRegisterCases = []caseT{
 			ok("b", "w x 2"),
 			ok("", "r x 1", "r x 2"),
 		},
-		verdict: check.Invalid, types: []string{"internal"}, not: []string{"read-atomic"},
+		verdict: check.Invalid, types: []string{"internal"}, not: []string{"read-committed-be"},
 	},
 	{
 		name: "internal/read-own-write", def: "a read after the txn's own write returns another value", model: "serializable",
 		txns: []spec{
 			ok("", "w x 1", "r x 2"),
 		},
-		verdict: check.Invalid, types: []string{"empty-transaction-graph", "internal"}, not: []string{"read-atomic"},
+		verdict: check.Invalid, types: []string{"empty-transaction-graph", "internal"}, not: []string{"read-committed-be"},
 	},
 	{
 		name: "lost-update", def: "Elle: two committed txns read the same value and both write", model: "strict-serializable",
