@@ -251,6 +251,9 @@ func runCheck(cmd *cobra.Command, files []string, f *checkFlags) (int, error) {
 		default:
 			in = &report.Input{File: file, Error: err.Error(), Elapsed: time.Since(start)}
 		}
+		if !f.json && len(codes) > 0 {
+			fmt.Fprintln(cmd.OutOrStdout()) // a blank line between inputs
+		}
 		if err := printInput(cmd, in, f, reportPath, nil); err != nil {
 			return ExitUsage, err
 		}
