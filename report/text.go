@@ -125,7 +125,7 @@ func (t *textWriter) input(in *Input, opts TextOptions) {
 			}
 			t.wrapped("", "not applicable: "+clean(n)+": ", why)
 		}
-		if !verbose {
+		if !verbose && !opts.SummaryOnly {
 			for _, n := range names {
 				if firstClause(in.NotApplicable[n]) != in.NotApplicable[n] {
 					t.line("", "  (-v gives the full reasons)")
