@@ -100,15 +100,13 @@ func ValidateParams(ps map[string]string) error {
 }
 
 // The options of the checkers in this repository's check/ subpackages that
-// read Options.Params (their packages read exactly these keys; see each
-// package's doc for the semantics).
+// read Options.Params and do not declare them themselves (their packages
+// read exactly these keys; see each package's doc for the semantics). A
+// checker package that calls RegisterParams from its own init replaces its
+// entry here (package check's init runs first).
 func init() {
 	boolean := "true|false"
 	initial := Param{"initial-value", "null|0", "the value a key holds before any write: null (absent, the default) or 0 (TimeKiller, dbcop, PolySI and Cobra histories; TimeKiller's own examples need initial-value=0)"}
-	RegisterParams("polygraph",
-		initial,
-		Param{"inference", boolean, "run the rw-register inference checker first and keep its definite anomalies (default true)"},
-	)
 	RegisterParams("enne",
 		Param{"serial-order", "commit|start", "the expected serialization order: commit-timestamp order (2PL-like) or start-timestamp order (timestamp ordering); default: the history's declared serial_order, else inferred"},
 	)

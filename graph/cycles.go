@@ -592,7 +592,14 @@ func (s *searcher) finish(L *local, sp *spec, path []int32) (Cycle, bool) {
 			if j == i+1 || int(b) >= g.n {
 				return Cycle{}, false // cannot happen: walks close at a real node
 			}
-			edges = append(edges, realtimeEdge(a, b))
+			// An explicit Realtime edge a -> b (added with Add before
+			// AddRealtimeOrder) keeps its Why, as Edge reports it
+			// (duplicate edges keep the first Why).
+			rt, ok := g.Edge(a, b, Realtime)
+			if !ok {
+				rt = realtimeEdge(a, b)
+			}
+			edges = append(edges, rt)
 			i = j - 1
 			continue
 		}

@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/txray/txray/internal/safetext"
 )
 
 // InputError is a decoding error that names where the input is wrong:
@@ -23,7 +25,15 @@ type InputError struct {
 	Msg   string
 }
 
+// Error renders "file:line: field: message". Control characters and invalid
+// UTF-8 (from the input, echoed in the message or the file name) are
+// escaped (internal/safetext), so a hostile input cannot send terminal
+// escape sequences through an error message.
 func (e *InputError) Error() string {
+	return safetext.Escape(e.raw())
+}
+
+func (e *InputError) raw() string {
 	var b strings.Builder
 	if e.File != "" {
 		b.WriteString(e.File)

@@ -252,6 +252,9 @@ type History struct {
 	Ignored map[string]int
 	// Notes are human-readable remarks from the decoder.
 	Notes []string
+	// Notices are remarks a user must see even without asking for detail:
+	// input the decoder dropped (a torn last line). Each is also in Notes.
+	Notices []string
 }
 
 // New returns an empty history with fresh interners.

@@ -106,6 +106,7 @@ computed over this one lattice, so both vocabularies stay consistent: ` + "`non-
 and everything above it, never read-committed.
 
 `)
+	p("%s", readChecksDoc) // model/readanomaly_doc_test.go
 	p("## Models\n\n| model | aliases | directly implies | directly prohibits |\n|---|---|---|---|\n")
 	for _, m := range Names() {
 		p("| %s | %s | %s | %s |\n", m, strings.Join(Aliases(m), ", "), strings.Join(sortedCopy(lattice[m]), ", "),

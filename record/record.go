@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -59,10 +60,26 @@ type Config struct {
 	// TxnTimeout bounds one transaction on the client side (default 30s);
 	// hitting it during COMMIT makes the outcome unknown.
 	TxnTimeout time.Duration
+	// ConnectTimeout and StatementTimeout bound establishing a session and
+	// each statement (db.Options; 0 = db.DefaultConnectTimeout,
+	// db.DefaultStatementTimeout), so an unresponsive server ends the run
+	// with an error or makes transactions unknown instead of hanging it.
+	ConnectTimeout, StatementTimeout time.Duration
+
+	// wrapHistory, if set, wraps the history file's writer (tests inject
+	// write failures with it).
+	wrapHistory func(io.Writer) io.Writer
+	// afterLock, if set, is called once the run holds the database's run
+	// lock (Exclusive), and onStart just before the clients start (after
+	// setup): tests synchronise with the run through them instead of
+	// guessing with sleeps.
+	afterLock, onStart func()
 	// Warn receives each limitation once (e.g. no logical decoding).
 	Warn func(string)
 	// Progress, if set, is called about every 200ms and at the end.
 	Progress func(Stats)
+	// SQLTrace, if set, receives the SQL trace of the clients (db.TraceSQL).
+	SQLTrace io.Writer
 }
 
 // Stats counts a run's transactions.
@@ -118,7 +135,19 @@ type rawTxn struct {
 
 // Run executes cfg and returns the recorded history. Errors are for setup,
 // I/O and broken data; transaction failures are outcomes in the history.
+// No error or warning shows a secret of cfg.DB (db.Scrub).
+//
+// A failure to write the history file stops the run at once: no new
+// transaction starts, those in flight finish, and Run returns a *WriteError
+// with the Result (Path set, History nil). The file then holds the header
+// and a prefix of the transactions, every line but possibly the last
+// complete (history readers accept a torn last line with a notice).
 func Run(ctx context.Context, cfg Config) (*Result, error) {
+	res, err := run(ctx, cfg)
+	return res, db.ScrubError(err, cfg.DB)
+}
+
+func run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.Clients <= 0 {
 		cfg.Clients = 4
 	}
@@ -127,6 +156,12 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	if cfg.TxnTimeout <= 0 {
 		cfg.TxnTimeout = 30 * time.Second
+	}
+	if cfg.ConnectTimeout <= 0 {
+		cfg.ConnectTimeout = db.DefaultConnectTimeout
+	}
+	if cfg.StatementTimeout <= 0 {
+		cfg.StatementTimeout = db.DefaultStatementTimeout
 	}
 	if cfg.Workload == "" {
 		cfg.Workload = "list-append"
@@ -137,7 +172,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		warnMu.Lock()
 		defer warnMu.Unlock()
 		if !warned[s] && cfg.Warn != nil {
-			cfg.Warn(s)
+			cfg.Warn(db.Scrub(s, cfg.DB))
 		}
 		warned[s] = true
 	}
@@ -149,9 +184,13 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	d, err := db.Open(ctx, cfg.DB, db.Options{Level: level, Record: !cfg.NoRecord, Warn: warn})
+	d, err := db.Open(ctx, cfg.DB, db.Options{Level: level, Record: !cfg.NoRecord, Warn: warn,
+		ConnectTimeout: cfg.ConnectTimeout, StatementTimeout: cfg.StatementTimeout})
 	if err != nil {
 		return nil, err
+	}
+	if cfg.SQLTrace != nil {
+		d = db.TraceSQL(d, cfg.SQLTrace)
 	}
 	defer d.Close()
 	wl, err := workload.New(cfg.Workload, d)
@@ -162,6 +201,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		warn("another txray run is using this database (its tables have fixed names); waiting for it to finish")
 	}); err != nil {
 		return nil, err
+	}
+	if cfg.afterLock != nil {
+		cfg.afterLock()
 	}
 	version, err := d.Version(ctx)
 	if err != nil {
@@ -198,7 +240,13 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 		if stream != nil {
 			rec.stream = stream
-			defer stream.Close(context.Background())
+			defer func() {
+				// Bounded: a server gone silent must not hang the end of
+				// the run (the slot is temporary and dies with the session).
+				cctx, cancel := context.WithTimeout(context.Background(), cfg.StatementTimeout)
+				defer cancel()
+				_ = stream.Close(cctx)
+			}()
 			h.Evidence.CommitOrder = true
 			h.Header.Extra["commit_ts"] = "commit LSN from a logical decoding slot (test_decoding): exact WAL commit order"
 		} else if g, ok := d.(interface{ HasCommitOrder() bool }); ok && g.HasCommitOrder() {
@@ -207,6 +255,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		} else if why != "" && d.Name() == "postgres" {
 			warn(why)
 		}
+		h.Evidence.SerialOrder = serialOrderFor(d.Name(), d.Level(), h.Evidence.CommitOrder)
 		if cfg.Out != "" {
 			if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
 				return nil, err
@@ -217,7 +266,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 				return nil, err
 			}
 			defer f.Close()
-			rec.f, rec.w = f, jsonl.NewWriter(f)
+			var hw io.Writer = f
+			if cfg.wrapHistory != nil {
+				hw = cfg.wrapHistory(f)
+			}
+			rec.f, rec.w = f, jsonl.NewWriter(hw)
 			if d.Name() == "postgres" || h.Evidence.CommitOrder {
 				res.EvidencePath = filepath.Join(cfg.Out, "evidence.jsonl")
 				ef, err := os.Create(res.EvidencePath)
@@ -228,11 +281,12 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 				rec.ef = ef
 				h.Header.Extra["evidence_file"] = "evidence.jsonl"
 			}
-			if err := rec.w.WriteHeader(h.Header, h.Evidence); err != nil {
-				return nil, err
+			err = rec.w.WriteHeader(h.Header, h.Evidence)
+			if err == nil {
+				err = rec.w.Flush()
 			}
-			if err := rec.w.Flush(); err != nil {
-				return nil, err
+			if err != nil {
+				return res, &WriteError{Path: res.Path, Err: err}
 			}
 		}
 	}
@@ -264,6 +318,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 
 	ch := make(chan *rawTxn, 4*cfg.Clients+64)
 	recErr := make(chan error, 1)
+	// A write failure stops issuing transactions at once (see Run).
+	rec.stop = cancel
 	if !cfg.NoRecord {
 		go func() { recErr <- rec.loop(work, ch) }()
 	}
@@ -286,6 +342,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}()
 	}
 
+	if cfg.onStart != nil {
+		cfg.onStart()
+	}
 	var wg sync.WaitGroup
 	var fatalOnce sync.Once
 	var fatal error
@@ -313,12 +372,37 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.Progress != nil {
 		cfg.Progress(res.Stats)
 	}
+	if rec.werr != nil {
+		// The write failure is the cause; errors after it are effects.
+		fatal = &WriteError{Path: res.Path, Err: rec.werr, Txns: res.Stats.Txns, Written: rec.written}
+	}
 	if fatal != nil {
 		return res, fatal
 	}
 	res.History = rec.h
 	return res, nil
 }
+
+// WriteError is a failure to write the history file: the run stopped at
+// once (see Run).
+type WriteError struct {
+	Path string
+	Err  error
+	// Txns is how many transactions ran; Written how many were handed to
+	// the file before the failure (the last of them may be torn).
+	Txns, Written int64
+}
+
+func (e *WriteError) Error() string {
+	if e.Txns == 0 && e.Written == 0 {
+		return fmt.Sprintf("writing the history %s failed: %v; the run did not start", e.Path, e.Err)
+	}
+	return fmt.Sprintf("writing the history %s failed: %v; the run stopped after %d transactions (those in flight finished); "+
+		"the file holds the header and at most the first %d of them (its last line may be torn: txray check reads up to it)",
+		e.Path, e.Err, e.Txns, e.Written)
+}
+
+func (e *WriteError) Unwrap() error { return e.Err }
 
 // runClient is one client's loop: plan, BEGIN, execute, COMMIT, classify,
 // hand the attempt to the recorder, retry aborted plans as new
@@ -466,7 +550,15 @@ type recorder struct {
 
 	pending []pend
 	commits map[uint32]db.CommitRecord
+	chains  chains // replaced versions reported by writes (certificate.go)
 	evBuf   []byte
+
+	// stop cancels the run (no new transactions) on a write failure.
+	stop func()
+	// werr is the first history write failure; after it nothing more is
+	// written. written counts transactions handed to the writer before.
+	werr    error
+	written int64
 }
 
 type pend struct {
@@ -499,7 +591,7 @@ func (r *recorder) loop(ctx context.Context, ch <-chan *rawTxn) error {
 			}
 			keep(r.add(raw))
 			if r.w != nil && time.Since(lastFlush) > 100*time.Millisecond {
-				keep(r.w.Flush())
+				r.flush()
 				lastFlush = time.Now()
 			}
 		case <-tick:
@@ -526,6 +618,7 @@ func (r *recorder) add(raw *rawTxn) error {
 	for i := range raw.ops {
 		convertOp(h, &raw.ops[i], &t.Ops[i])
 	}
+	r.chainVersions(raw.status, raw.ops, t.Ops)
 	p := h.Add(t)
 	if r.stream != nil && raw.ev.XID != 0 && raw.status != history.Aborted && w {
 		// Logical decoding emits only transactions that changed data, so
@@ -683,17 +776,43 @@ func (r *recorder) flushEvidence() error {
 }
 
 func (r *recorder) write(t *history.Txn) error {
-	if r.w == nil {
+	if r.w == nil || r.werr != nil {
 		return nil
 	}
-	return r.w.WriteTxn(r.h, t)
+	if err := r.w.WriteTxn(r.h, t); err != nil {
+		r.failWrite(err)
+		return nil
+	}
+	r.written++
+	return nil
+}
+
+// failWrite records the first history write failure and stops the run.
+func (r *recorder) failWrite(err error) {
+	if r.werr != nil {
+		return
+	}
+	r.werr = err
+	if r.stop != nil {
+		r.stop()
+	}
+}
+
+// flush pushes buffered lines to the file, stopping the run on failure.
+func (r *recorder) flush() {
+	if r.w == nil || r.werr != nil {
+		return
+	}
+	if err := r.w.Flush(); err != nil {
+		r.failWrite(err)
+	}
 }
 
 func (r *recorder) poll(ctx context.Context) error {
 	if r.stream == nil {
 		return nil
 	}
-	pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	pctx, cancel := context.WithTimeout(ctx, r.cfg.StatementTimeout)
 	defer cancel()
 	recs, err := r.stream.Poll(pctx)
 	if err != nil {
@@ -760,9 +879,12 @@ func (r *recorder) finish(ctx context.Context) error {
 		keep(r.poll(ctx))
 	}
 	keep(r.drain(true))
+	keep(r.certify())
 	keep(r.flushEvidence())
-	if r.w != nil {
-		keep(r.w.Close())
+	if r.w != nil && r.werr == nil {
+		if err := r.w.Close(); err != nil {
+			r.failWrite(err)
+		}
 	}
 	if r.ef != nil {
 		keep(r.ef.Sync())

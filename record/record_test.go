@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -18,6 +19,7 @@ import (
 	_ "github.com/txray/txray/check/elle"
 	"github.com/txray/txray/history"
 	"github.com/txray/txray/history/jsonl"
+	"github.com/txray/txray/internal/testenv"
 	"github.com/txray/txray/record/db"
 	"github.com/txray/txray/record/workload"
 )
@@ -60,7 +62,7 @@ func reachable(t *testing.T, url string) {
 	if err != nil {
 		var ne net.Error
 		if errors.As(err, &ne) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, syscall.ECONNREFUSED) {
-			t.Skipf("database server not reachable at %s (%v); skipping", url, err)
+			testenv.Missing(t, "database server not reachable at %s (%v)", url, err)
 		}
 		t.Fatalf("database server at %s answers but cannot be used: %v", url, err)
 	}
@@ -546,8 +548,18 @@ func TestPostgresKilledSessionsAreRecorded(t *testing.T) {
 	defer kc.Close()
 	killed := 0
 	done := make(chan struct{})
+	// The killer starts once the clients run (onStart), so it never hits
+	// the run's own setup statements, and kills only sessions inside a
+	// workload transaction (the setup session, idle after setup, still
+	// shows its last txray_append statement in pg_stat_activity).
+	started := make(chan struct{})
 	go func() {
 		defer close(done)
+		select {
+		case <-ctx.Done():
+			return
+		case <-started:
+		}
 		tick := time.NewTicker(150 * time.Millisecond)
 		defer tick.Stop()
 		for i := 0; i < 40; i++ {
@@ -558,6 +570,7 @@ func TestPostgresKilledSessionsAreRecorded(t *testing.T) {
 			}
 			rows, err := kc.Query(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
 				WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'
+				AND state IN ('active', 'idle in transaction', 'idle in transaction (aborted)')
 				AND query LIKE '%txray_append%' AND query NOT LIKE '%pg_stat_activity%' LIMIT 1`)
 			if err != nil {
 				return
@@ -569,7 +582,8 @@ func TestPostgresKilledSessionsAreRecorded(t *testing.T) {
 		}
 	}()
 	res := runRecorded(t, Config{DB: pgURL(), Level: db.Serializable, Workload: "list-append", Clients: 4,
-		Duration: 4 * time.Second, WL: workload.Config{Keys: 10, Ops: 4, ReadRatio: 0.5, MaxWritesPerKey: 32}})
+		Duration: 4 * time.Second, WL: workload.Config{Keys: 10, Ops: 4, ReadRatio: 0.5, MaxWritesPerKey: 32},
+		onStart: func() { close(started) }})
 	cancel()
 	<-done
 	h := res.History
@@ -597,7 +611,7 @@ func TestMariaDBGTIDCommitOrder(t *testing.T) {
 		WL: workload.Config{Keys: 10, Ops: 4, ReadRatio: 0.5, MaxWritesPerKey: 32}})
 	h := res.History
 	if !h.Evidence.CommitOrder {
-		t.Skipf("MariaDB at %s has no binary log (start it with --log-bin, or set TXRAY_MYSQL_BINLOG_URL)", u)
+		testenv.Missing(t, "MariaDB at %s has no binary log (start it with --log-bin, or set TXRAY_MYSQL_BINLOG_URL)", u)
 	}
 	seen := map[history.Timestamp]int32{}
 	for i := range h.Txns {
@@ -692,21 +706,35 @@ func TestConcurrentRunsDoNotMix(t *testing.T) {
 				res *Result
 				err error
 			}
+			// Deterministic order: A takes the lock, then holds still
+			// until B has found the lock taken and started waiting, so B
+			// must wait however slowly either run starts.
 			first := make(chan out, 1)
+			aLocked, bWaiting := make(chan struct{}), make(chan struct{})
+			var bWaitOnce sync.Once
 			go func() {
 				a := cfg
 				a.Out = t.TempDir()
 				a.Seed = 42
+				a.afterLock = func() {
+					close(aLocked)
+					select {
+					case <-bWaiting:
+					case <-time.After(2 * time.Minute):
+						// B never waited: it fails below on waited.
+					}
+				}
 				res, err := Run(context.Background(), a)
 				first <- out{res, err}
 			}()
-			time.Sleep(300 * time.Millisecond)
+			<-aLocked
 			var waited atomic.Bool
 			b := cfg
 			b.Seed = 43
 			b.Warn = func(s string) {
 				if strings.Contains(s, "another txray run") {
 					waited.Store(true)
+					bWaitOnce.Do(func() { close(bWaiting) })
 				}
 			}
 			resB := runRecorded(t, b)
@@ -850,7 +878,7 @@ func TestPostgresWithoutSlotPrivilegeStillRecords(t *testing.T) {
 	defer admin.Close(ctx)
 	var super bool
 	if err := admin.QueryRow(ctx, "SELECT rolsuper FROM pg_roles WHERE rolname = current_user").Scan(&super); err != nil || !super {
-		t.Skipf("%s is not a superuser (%v): cannot create the unprivileged role", pgURL(), err)
+		testenv.Missing(t, "%s is not a superuser (%v): cannot create the unprivileged role", pgURL(), err)
 	}
 	var n int
 	_ = admin.QueryRow(ctx, "SELECT count(*) FROM pg_roles WHERE rolname = 'txray_noslot'").Scan(&n)

@@ -13,6 +13,7 @@ import (
 	_ "github.com/txray/txray/check/chronos" // "chronos"
 	_ "github.com/txray/txray/check/elle"    // "list-append", "rw-register"
 	_ "github.com/txray/txray/check/leopard" // "leopard"
+	"github.com/txray/txray/internal/testenv"
 	"github.com/txray/txray/sim"
 )
 
@@ -26,7 +27,7 @@ import (
 func TestBrowserRendersSimReports(t *testing.T) {
 	bin := chromiumPath()
 	if bin == "" {
-		t.Skip("headless Chromium not found (/usr/bin/chromium); install it with: apt-get update && apt-get install -y chromium")
+		testenv.Missing(t, "headless Chromium not found (/usr/bin/chromium); install it with: apt-get update && apt-get install -y chromium")
 	}
 	gen := func(wl string, txns, keys int, seed uint64) *Input {
 		cfg := sim.DefaultConfig()

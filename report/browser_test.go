@@ -28,6 +28,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/txray/txray/internal/testenv"
 )
 
 func chromiumPath() string {
@@ -378,7 +380,7 @@ const layoutJS = `(() => {
 func TestBrowserRendersReport(t *testing.T) {
 	bin := chromiumPath()
 	if bin == "" {
-		t.Skip("headless Chromium not found (/usr/bin/chromium); install it with: apt-get update && apt-get install -y chromium")
+		testenv.Missing(t, "headless Chromium not found (/usr/bin/chromium); install it with: apt-get update && apt-get install -y chromium")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

@@ -538,3 +538,39 @@ func intArith(op byte, x, y int64) (Value, error) {
 	}
 	return NullV, fmt.Errorf("unknown operator %c", op)
 }
+
+// Uses reports whether the predicate refers to column c. A predicate that
+// does not use a column evaluates the same whatever that column holds.
+func (p *Pred) Uses(c int) bool { return uses(p.root, c) }
+
+func uses(n node, c int) bool {
+	switch n := n.(type) {
+	case *col:
+		return n.i == c
+	case *logic:
+		return uses(n.l, c) || uses(n.r, c)
+	case *notN:
+		return uses(n.x, c)
+	case *cmp:
+		return uses(n.l, c) || uses(n.r, c)
+	case *between:
+		return uses(n.x, c) || uses(n.lo, c) || uses(n.hi, c)
+	case *in:
+		if uses(n.x, c) {
+			return true
+		}
+		for _, e := range n.list {
+			if uses(e, c) {
+				return true
+			}
+		}
+		return false
+	case *isNull:
+		return uses(n.x, c)
+	case *like:
+		return uses(n.x, c) || uses(n.pat, c)
+	case *arith:
+		return uses(n.l, c) || uses(n.r, c)
+	}
+	return false
+}

@@ -38,8 +38,20 @@ type token struct {
 	off int
 }
 
+// upperKw maps upper-case keywords to their lower-case form without
+// allocating.
+var upperKw = map[string]string{"AND": "and", "OR": "or", "NOT": "not", "BETWEEN": "between", "IN": "in", "IS": "is",
+	"LIKE": "like", "ESCAPE": "escape", "NULL": "null", "TRUE": "true", "FALSE": "false", "K": "k", "V": "v"}
+
+func lower(s string) string {
+	if l, ok := upperKw[s]; ok {
+		return l
+	}
+	return strings.ToLower(s)
+}
+
 func lex(src string) ([]token, error) {
-	var toks []token
+	toks := make([]token, 0, 4+len(src)/3)
 	i := 0
 	for i < len(src) {
 		c := src[i]
@@ -115,7 +127,7 @@ func lex(src string) ([]token, error) {
 			for j < len(src) && (src[j] == '_' || src[j] == '$' || src[j] >= 'a' && src[j] <= 'z' || src[j] >= 'A' && src[j] <= 'Z' || src[j] >= '0' && src[j] <= '9') {
 				j++
 			}
-			toks = append(toks, token{tIdent, strings.ToLower(src[i:j]), i})
+			toks = append(toks, token{tIdent, lower(src[i:j]), i})
 			i = j
 		default:
 			if i+1 < len(src) {

@@ -110,15 +110,15 @@ func ranges(n node, c int, neg bool) Ranges {
 		if !ok || cl.i != c || n.neg != neg {
 			return Full
 		}
-		var r Ranges
+		r := make(Ranges, 0, len(n.list))
 		for _, e := range n.list {
 			l, ok := e.(*lit)
 			if !ok {
 				return Full
 			}
-			r = union(r, cmpRange(opEq, l.v))
+			r = append(r, cmpRange(opEq, l.v)...)
 		}
-		return r
+		return union(r, nil)
 	}
 	return Full
 }

@@ -45,8 +45,10 @@
 //     first; a read of a value no transaction wrote to its key is a
 //     thin-air-read (prohibited by every model) and a read of the
 //     transaction's own later write a future-read. Elle accepts the former
-//     (a possible initial state); txray takes only nil, or the value of
-//     Params "initial-value" (e.g. "0"), as the initial state.
+//     (a possible initial state); txray takes only nil, the value of
+//     Params "initial-value" (e.g. "0") when nobody writes it, and the
+//     writes of an explicit initial transaction (regread's rule) as the
+//     initial state, and infers versions on regread's initial-state view.
 //   - list-append: an element no transaction appended is reported as
 //     garbage-versions (Elle's dirty-update asserts instead); dirty-update
 //     uses the version order from committed and unknown-outcome reads only.

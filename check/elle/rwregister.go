@@ -1072,7 +1072,32 @@ func checkRWRegister(ctx context.Context, h *history.History, opts check.Options
 		srcs = append(srcs, srcNames[srcLinearizable])
 	}
 	st.m["version_sources"] = srcs
+	// Order-free read checks (package regread): thin-air and future reads,
+	// which the inference below cannot see (a read of a value nobody wrote
+	// is otherwise just a version with no writer). Aborted, intermediate
+	// and own-write reads are reported below in Elle's vocabulary (G1a,
+	// G1b, internal), so only these two types are taken from regread.
+	// Inference then runs on regread's initial-state view: reads of the
+	// initial value (Params "initial-value") read nil, and an explicit
+	// initial transaction writes nothing, so both count as the initial
+	// state (Elle's initial-state version source).
+	ra := regread.Analyze(h, regread.Options{InitialValue: opts.Param("initial-value", "")})
+	h, nInit := ra.InitialStateView(h)
+	if ra.InitTxn >= 0 {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("%s writes the initial value of every key and was taken as the initial state (package regread): its writes are not versions", h.TxnName(ra.InitTxn)))
+	}
+	if nInit > 0 {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("%d read(s) of the initial value are shown as reads of nil (the initial state)", nInit))
+	}
+	st.m["initial_txn"], st.m["thin_air_reads"], st.m["future_reads"] = ra.InitTxn, ra.Counts[model.ThinAirRead], ra.Counts[model.FutureRead]
 	col := newCollector(h, opts.MaxPerType())
+	for i := range ra.Anomalies {
+		an := ra.Anomalies[i]
+		if an.Type == model.ThinAirRead || an.Type == model.FutureRead {
+			col.add(an.Type, func() check.Anomaly { return an })
+		}
+	}
+	st.lap("reads")
 	progress(opts, "index", 0, int64(len(h.Txns)))
 	x, err := buildRW(h, col)
 	if err != nil {
@@ -1085,20 +1110,6 @@ func checkRWRegister(ctx context.Context, h *history.History, opts check.Options
 	if res, stop := cancelled(ctx, r, st); stop {
 		return res, nil
 	}
-	// Order-free read checks (package regread): thin-air and future reads,
-	// which the inference below cannot see (a read of a value nobody wrote
-	// is otherwise just a version with no writer). Aborted, intermediate
-	// and own-write reads are reported below in Elle's vocabulary (G1a,
-	// G1b, internal), so only these two types are taken from regread.
-	ra := regread.Analyze(h, regread.Options{InitialValue: opts.Param("initial-value", "")})
-	for i := range ra.Anomalies {
-		an := ra.Anomalies[i]
-		if an.Type == model.ThinAirRead || an.Type == model.FutureRead {
-			col.add(an.Type, func() check.Anomaly { return an })
-		}
-	}
-	st.m["thin_air_reads"], st.m["future_reads"] = ra.Counts[model.ThinAirRead], ra.Counts[model.FutureRead]
-	st.lap("reads")
 	b := graph.NewBuilder(len(h.Txns))
 	pk := &rwKeys{x: x, o: ro, col: col, sink: b, writerOf: make([]int32, x.nv), vnode: make([]int32, x.nv)}
 	progress(opts, "keys", 0, int64(x.nk))

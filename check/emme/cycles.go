@@ -51,7 +51,7 @@ func (d *deps) graph(st stage, nTxn int) *csr {
 	}
 	g := &csr{n: n, off: make([]int32, n+1)}
 	type arc struct{ from, to, e int32 }
-	var arcs []arc
+	arcs := make([]arc, 0, len(d.edges)+len(d.edges)/2)
 	for i := range d.edges {
 		e := &d.edges[i]
 		if !st.use(e.kind) {

@@ -85,6 +85,9 @@ type compiled struct {
 	p   *sqlpred.Pred
 	err error
 	rs  sqlpred.Ranges
+	// keyOnly: the predicate does not use v, so every version of a row
+	// matches alike (and only the unborn row differs).
+	keyOnly bool
 }
 
 func pack(k, v int32) uint64 { return uint64(uint32(k))<<32 | uint64(uint32(v)) }
@@ -131,6 +134,11 @@ func build(h *history.History, opts check.Options) *deps {
 		}
 		d.committed[i] = t.Status == history.Committed
 	}
+	nops := 0
+	for i := range h.Txns {
+		nops += len(h.Txns[i].Ops)
+	}
+	d.edges = make([]edge, 0, 2*nops)
 	d.certificate()
 	d.ww()
 	for i := range h.Txns {
@@ -371,6 +379,7 @@ func (d *deps) compile(where string) *compiled {
 	c.p, c.err = sqlpred.Compile(where, history.PredColumns)
 	if c.err == nil {
 		c.rs = c.p.IntRanges(0)
+		c.keyOnly = !c.p.Uses(1)
 	}
 	d.preds[where] = c
 	return c
@@ -473,6 +482,7 @@ func (d *deps) predRead(t int32, j int, p *history.Predicate) {
 		}
 		return false
 	}
+	var mbuf []bool
 	visit := func(k int32) {
 		kv := d.vers[k]
 		if kv == nil || ownBefore(k) {
@@ -480,8 +490,15 @@ func (d *deps) predRead(t int32, j int, p *history.Predicate) {
 		}
 		d.stats.predKeysVisited++
 		n := len(kv.vals)
-		m := make([]bool, n)
+		if cap(mbuf) < n {
+			mbuf = make([]bool, n)
+		}
+		m := mbuf[:n]
 		for q, v := range kv.vals {
+			if c.keyOnly && q > 0 {
+				m[q] = m[0] // v is not used: every version matches alike
+				continue
+			}
 			ok, err := d.matches(c, k, v)
 			if err != nil {
 				d.stats.predErrors++

@@ -26,12 +26,14 @@ type Replay struct {
 	Reasons []string
 	Stats   struct{ Placed, Floating, ItemReads, PredReads, PredKeys int }
 
-	order   []int32 // placed transactions in serial order
-	pos     []int32 // txn -> position in order, -1 if not placed
-	cur     []int32 // key -> current value (NoValue: unborn/initial)
-	curW    []int32 // key -> writer of the current value (-1: initial)
-	vers    [][]ver // key -> installed versions, by position
-	writes  map[uint64][]ref
+	order   []int32        // placed transactions in serial order
+	pos     []int32        // txn -> position in order, -1 if not placed
+	cur     []int32        // key -> current value (NoValue: unborn/initial)
+	curW    []int32        // key -> writer of the current value (-1: initial)
+	vers    [][]ver        // key -> installed versions, by position
+	writes  map[uint64]ref // (key, value) -> its write; dups counts the others
+	dups    map[uint64]int
+	cmpBuf  []history.Row
 	intKeys []intKey
 	strKeys []int32
 	preds   map[string]*pred
@@ -63,7 +65,7 @@ func pack(k, v int32) uint64 { return uint64(uint32(k))<<32 | uint64(uint32(v)) 
 func NewReplay(h *history.History, by string) *Replay {
 	nk := h.Keys.Len()
 	s := &Replay{h: h, by: by, pos: make([]int32, len(h.Txns)), cur: make([]int32, nk), curW: make([]int32, nk),
-		vers: make([][]ver, nk), writes: map[uint64][]ref{}, preds: map[string]*pred{}}
+		vers: make([][]ver, nk), writes: map[uint64]ref{}, dups: map[uint64]int{}, preds: map[string]*pred{}}
 	for i := range s.cur {
 		s.cur[i], s.curW[i] = history.NoValue, -1
 	}
@@ -88,6 +90,7 @@ func (s *Replay) Run(ctx context.Context) error {
 	h := s.h
 	keySeen := make([]bool, h.Keys.Len())
 	var floating []int32
+	s.order = make([]int32, 0, len(h.Txns))
 	for i := range h.Txns {
 		t := &h.Txns[i]
 		s.pos[i] = -1
@@ -95,7 +98,11 @@ func (s *Replay) Run(ctx context.Context) error {
 		for j := range t.Ops {
 			o := &t.Ops[j]
 			if o.Kind == history.Write && o.Value != history.NoValue {
-				s.writes[pack(o.Key, o.Value)] = append(s.writes[pack(o.Key, o.Value)], ref{int32(i), int32(j)})
+				if _, dup := s.writes[pack(o.Key, o.Value)]; dup {
+					s.dups[pack(o.Key, o.Value)]++
+				} else {
+					s.writes[pack(o.Key, o.Value)] = ref{int32(i), int32(j)}
+				}
 				writes = true
 				if !keySeen[o.Key] {
 					keySeen[o.Key] = true
@@ -251,10 +258,9 @@ func (s *Replay) installer(k, v int32) int32 {
 	if v == history.NoValue {
 		return -1
 	}
-	for _, r := range s.writes[pack(k, v)] {
-		if s.pos[r.txn] >= 0 && final(&s.h.Txns[r.txn], int(r.op)) {
-			return r.txn
-		}
+	r, ok := s.writes[pack(k, v)]
+	if ok && s.dups[pack(k, v)] == 0 && s.pos[r.txn] >= 0 && final(&s.h.Txns[r.txn], int(r.op)) {
+		return r.txn
 	}
 	return -1
 }
@@ -278,14 +284,13 @@ func (s *Replay) impossible(k, v int32) (typ, expl string, other []int32, ok boo
 	if v == history.NoValue {
 		return "", "", nil, false
 	}
-	ws := s.writes[pack(k, v)]
-	if len(ws) == 0 {
+	w, ok := s.writes[pack(k, v)]
+	if !ok {
 		return model.GarbageVersions, "a value no transaction wrote", nil, true
 	}
-	if len(ws) > 1 {
-		return "", fmt.Sprintf("a value %d transactions wrote (duplicate write): its writer is ambiguous", len(ws)), nil, true
+	if n := s.dups[pack(k, v)]; n > 0 {
+		return "", fmt.Sprintf("a value %d writes wrote (duplicate write): its writer is ambiguous", n+1), nil, true
 	}
-	w := ws[0]
 	wt := &h.Txns[w.txn]
 	switch {
 	case wt.Status == history.Aborted:
@@ -392,12 +397,13 @@ func (s *Replay) expectedRows(t int32, j int, pr *history.Predicate, value func(
 }
 
 // sameRows compares a result with the expected rows (sorted by key id).
-func sameRows(got, exp []history.Row) bool {
+func (s *Replay) sameRows(got, exp []history.Row) bool {
 	if len(got) != len(exp) {
 		return false
 	}
-	g := slices.Clone(got)
+	g := append(s.cmpBuf[:0], got...)
 	slices.SortFunc(g, func(a, b history.Row) int { return cmpI(int64(a.Key), int64(b.Key)) })
+	s.cmpBuf = g
 	return slices.Equal(g, exp)
 }
 
@@ -421,7 +427,7 @@ func (s *Replay) rowsText(rows []history.Row) string {
 
 // comparePred reports a predicate read whose rows differ from the state's.
 func (s *Replay) comparePred(t, x int32, j int, pr *history.Predicate, exp []history.Row) {
-	if sameRows(pr.Result, exp) {
+	if s.sameRows(pr.Result, exp) {
 		return
 	}
 	h := s.h
@@ -587,7 +593,7 @@ func (s *Replay) floating(t int32) {
 			if !ok {
 				return
 			}
-			if !sameRows(pr.Result, exp) {
+			if !s.sameRows(pr.Result, exp) {
 				if firstFail == "" {
 					firstFail = fmt.Sprintf("at position %d its predicate read (op %d) %q would return %s, but it returned %s", x, j, pr.Where, s.rowsText(exp), s.rowsText(pr.Result))
 				}

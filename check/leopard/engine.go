@@ -94,6 +94,7 @@ type txn struct {
 	out        []edge
 	in         []edge
 	pivotDone  bool
+	ssiOpen    bool // an open SSI structure with this pivot was counted
 	mark       uint32
 	// floating: the transaction has no client interval (addFloating).
 	floating bool

@@ -69,3 +69,18 @@ func TestOnlineWindowLateSession(t *testing.T) {
 		t.Fatalf("behind the bound: want unknown (late), got %s %v", r.Verdict, r.Stats["late_txns"])
 	}
 }
+
+// TestSSIOpenStructureWarned: a committed dangerous structure that closes
+// no cycle is not an anomaly (the history is serializable), but it is
+// counted and warned about as a lapse of PostgreSQL's certifier rule.
+func TestSSIOpenStructureWarned(t *testing.T) {
+	h := build(t,
+		tx(3, 0, 15, "w z 1 12 13"),
+		tx(2, 0, 30, "r z nil 10 11", "w y 1 20 21"),
+		tx(1, 0, 31, "r y nil 10 11", "w q 1 22 23"),
+	)
+	r := run(t, h, "postgres:serializable")
+	if r.Verdict != check.Valid || r.Stats["ssi_open_structures"] != int64(1) || len(r.Warnings) == 0 {
+		t.Fatalf("got %s %v %v", r.Verdict, r.Stats["ssi_open_structures"], r.Warnings)
+	}
+}

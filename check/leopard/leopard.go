@@ -439,6 +439,14 @@ func (e *engine) result(cfg Config) *check.Result {
 	if cfg.Plain {
 		r.Verdict, r.Reason = check.Unknown, PlainReason
 	}
+	if e.stats.ssiOpen > 0 {
+		r.Stats["ssi_open_structures"] = e.stats.ssiOpen
+		r.Warnings = append(r.Warnings, fmt.Sprintf("%d committed SSI dangerous structures (first: %s) that PostgreSQL's certifier rule says one of must abort; "+
+			"certain dependencies close none of them into a cycle, so they are not anomalies", e.stats.ssiOpen, e.stats.ssiOpenFirst))
+	}
+	if e.stats.txns == 0 && r.Verdict == check.Valid {
+		r.Verdict, r.Reason = check.Unknown, "no transaction was verified"
+	}
 	if e.stats.lateTxns > 0 {
 		r.Stats["late_txns"] = e.stats.lateTxns
 		if r.Verdict != check.Unknown {

@@ -185,12 +185,24 @@ func TestMechanisms(t *testing.T) {
 			tx(1, 0, 20, "r x nil 10 11", "w y 1 12 13"),
 			tx(2, 0, 25, "r y 1 14 15", "w x 2 16 17"),
 		}, ""},
-		// SC (SSI): T1 -rw-> T2 -rw-> T3, concurrent, T3 committed first.
-		{"sc-ssi-dangerous-structure", "postgres:serializable", []spec{
+		// SC (SSI): T1 -rw-> T2 -rw-> T3, concurrent, T3 committed first,
+		// and T3 -wr-> T1 closes the cycle (T1's snapshot follows T3's
+		// commit; T1 writes, so the read-only exception does not apply).
+		{"sc-ssi-dangerous-structure-cycle", "postgres:serializable", []spec{
+			tx(3, 0, 15, "w z 1 12 13"),
+			tx(2, 0, 30, "r z nil 10 11", "w y 1 20 21"),
+			tx(1, 16, 31, "r z 1 16 17", "r y nil 18 19", "w q 1 22 23"),
+		}, model.SC},
+		// The same dangerous structure without a cycle (T1, T2, T3 is a
+		// serial order): PostgreSQL's rule says one must abort, and
+		// PostgreSQL 15 was seen committing such structures (issue 12 bar
+		// runs); the history is serializable, so it is a warning
+		// (ssi_open_structures), not a violation.
+		{"ssi-open-structure-no-cycle-not-anomaly", "postgres:serializable", []spec{
 			tx(3, 0, 15, "w z 1 12 13"),
 			tx(2, 0, 30, "r z nil 10 11", "w y 1 20 21"),
 			tx(1, 0, 31, "r y nil 10 11", "w q 1 22 23"),
-		}, model.SC},
+		}, ""},
 		// SSI read-only optimization (Ports & Grittner §4.1; README-SSI):
 		// the same structure with a read-only T_in (T1) whose snapshot
 		// may precede T3's commit is one PostgreSQL lets commit.

@@ -64,6 +64,7 @@ func newOnline(c Config, opts OnlineOptions) *Online {
 	rep := newReporter(opts.Keys, opts.Values, nil, opts.MaxPerType, c.Plain)
 	e := newEngine(c.mechs(opts.InitialUnknown), rep)
 	e.window = opts.Window
+	e.compact = true
 	for _, s := range opts.Sessions {
 		e.declare(s)
 	}

@@ -60,9 +60,12 @@ type engine struct {
 	manual int64
 	// window: only manual moves the watermark (OnlineOptions.Window).
 	window bool
-	cmap   map[int32]int32 // session -> client id
-	open   []int32         // clients of sessions (they bound the watermark)
-	free   []int32         // drained single-transaction clients to reuse
+	// compact: collected transactions that may still name a version get
+	// a private copy of their record (online; see compactTxn).
+	compact bool
+	cmap    map[int32]int32 // session -> client id
+	open    []int32         // clients of sessions (they bound the watermark)
+	free    []int32         // drained single-transaction clients to reuse
 
 	sinceGC   int
 	dirtyKeys []int32
@@ -91,6 +94,10 @@ type stats struct {
 	// dispatch frontier (see addTxn); lateFirst is the first of them.
 	lateTxns  int64
 	lateFirst *history.Txn
+	// ssiOpen counts committed SSI dangerous structures that certain
+	// dependencies do not close into a cycle (engine.pivot).
+	ssiOpen      int64
+	ssiOpenFirst string
 }
 
 func newEngine(m mechs, rep *reporter) *engine {

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/txray/txray/check"
+	"github.com/txray/txray/check/regread"
 	"github.com/txray/txray/graph"
 	"github.com/txray/txray/history"
 	"github.com/txray/txray/model"
@@ -65,12 +66,25 @@ type problem struct {
 	stats     map[string]any
 	warnings  []string
 	deferCons []keyChains
+	pointTxn  []int32 // realtime point -> node of the completion it stands for
+}
+
+// nodeKey orders physical nodes for heuristics by the history's completion
+// order (a node, its SI copy and its real-time point come together).
+func (p *problem) nodeKey(v int32) int64 {
+	switch {
+	case v < p.nTxn:
+		return int64(v) * 2
+	case p.si:
+		return int64(v-p.nTxn)*2 + 1
+	}
+	return int64(p.pointTxn[v-p.nTxn])*2 + 1
 }
 
 // extRead is one transaction's external read of one key.
 type extRead struct {
 	node   int32
-	writer int32 // node, or readInitial
+	writer int32 // node, or regread.Initial
 	op     int32
 	val    int32
 }
@@ -85,7 +99,7 @@ func (p *problem) addEdge(from, to int32, lit int32, rel graph.Rel, why graph.Wh
 // build constructs the polygraph: nodes, known edges (wr, write-combined
 // ww chains, initial-state rw, version-order evidence, session order,
 // real-time order) and one constraint per pair of write chains of a key.
-func build(h *history.History, ra *readAnalysis, si, session, rt bool) *problem {
+func build(h *history.History, ra *regread.Analysis, si, session, rt bool) *problem {
 	p := &problem{h: h, si: si, session: session, rt: rt, stats: map[string]any{}}
 	n := len(h.Txns)
 	p.nodeOf = make([]int32, n)
@@ -144,8 +158,8 @@ func build(h *history.History, ra *readAnalysis, si, session, rt bool) *problem 
 				}
 				w := ra.WriterOf(ti, j)
 				switch {
-				case w == readInitial || w == ra.InitTxn && w >= 0:
-					reads[o.Key] = append(reads[o.Key], extRead{int32(node), readInitial, int32(j), o.Value})
+				case w == regread.Initial || w == ra.InitTxn && w >= 0:
+					reads[o.Key] = append(reads[o.Key], extRead{int32(node), regread.Initial, int32(j), o.Value})
 				case w >= 0 && p.nodeOf[w] >= 0 && w != ti:
 					reads[o.Key] = append(reads[o.Key], extRead{int32(node), p.nodeOf[w], int32(j), o.Value})
 				}
@@ -173,7 +187,7 @@ func build(h *history.History, ra *readAnalysis, si, session, rt bool) *problem 
 		hasPrev := map[int32]bool{}
 		var initRMW []int32
 		for _, r := range rs {
-			if r.writer == readInitial {
+			if r.writer == regread.Initial {
 				initReaders = append(initReaders, r)
 			} else {
 				readersOf[r.writer] = append(readersOf[r.writer], r)
@@ -185,7 +199,7 @@ func build(h *history.History, ra *readAnalysis, si, session, rt bool) *problem 
 			// r read k and overwrote it: its version directly follows the one it read (under
 			// serializability and SI, any version in between would make its read stale or
 			// its write conflict). Two such on one version are a lost update.
-			if r.writer == readInitial {
+			if r.writer == regread.Initial {
 				for _, o := range initRMW {
 					p.lostUpdate(k, -1, o, r.node, valOf)
 					lostUpdates++
@@ -263,12 +277,68 @@ func build(h *history.History, ra *readAnalysis, si, session, rt bool) *problem 
 		p.addRealtime()
 	}
 	p.knownEnd = int32(len(p.edges))
+	p.stats["nodes"] = p.nTxn
+	p.stats["known_edges"] = p.knownEnd
+	p.stats["lost_updates"] = lostUpdates
+	return p
+}
+
+// genConstraints creates one constraint per pair of write chains of a key
+// (Cobra's constraint). With r, the closure of the known graph, an option
+// that would close a cycle is rejected on the spot (pruning round 0): only
+// its first closing edge is kept (to explain the rejection), and the other
+// option is fixed. It returns the number of pairs and, if both options of
+// some pair are impossible, that constraint's index (else -1).
+func (p *problem) genConstraints(r reach) (pairs int, conflict int32) {
+	conflict = -1
+	dropped := 0
+	defer func() { p.stats["constraints_unread_dropped"] = dropped }()
+	// Reserve: at most 2 ww edges plus the readers of both tails per pair.
+	var nPairs, nEdges int
+	for _, kc := range p.deferCons {
+		reads := 0
+		for _, c := range kc.chains {
+			reads += len(kc.readersOf[c[len(c)-1]])
+		}
+		l := len(kc.chains)
+		nPairs += l * (l - 1) / 2
+		nEdges += l*(l-1) + max(l-1, 0)*reads
+	}
+	p.cons = slices.Grow(p.cons, nPairs)
+	p.edges = slices.Grow(p.edges, nEdges)
 	for _, kc := range p.deferCons {
 		cs := kc.chains
 		for i := 0; i < len(cs); i++ {
 			for j := i + 1; j < len(cs); j++ {
+				pairs++
+				if !p.si && len(cs[i]) == 1 && len(cs[j]) == 1 && len(kc.readersOf[cs[i][0]]) == 0 && len(kc.readersOf[cs[j][0]]) == 0 {
+					// Two single writers nobody read: each option is one ww edge. Under
+					// serializability any acyclic solution of the rest has a topological
+					// order, and ordering the two writers by it keeps the graph acyclic and
+					// the key's version order total, so the pair never matters.
+					dropped++
+					continue
+				}
 				c := int32(len(p.cons))
 				con := constraint{key: kc.k, x: cs[i][0], y: cs[j][0], reason: -1}
+				var imp [2]int32
+				for o, pair := range [2][2][]int32{{cs[i], cs[j]}, {cs[j], cs[i]}} {
+					imp[o] = -1
+					if r == nil {
+						continue
+					}
+					a, b := pair[0][len(pair[0])-1], pair[1][0]
+					if p.closesPair(r, a, b, graph.WW) {
+						imp[o] = 0
+						continue
+					}
+					for k, rd := range kc.readersOf[a] {
+						if rd.node != b && p.closesPair(r, rd.node, b, graph.RW) {
+							imp[o] = int32(k) + 1
+							break
+						}
+					}
+				}
 				for o, pair := range [2][2][]int32{{cs[i], cs[j]}, {cs[j], cs[i]}} {
 					lit := c + 1
 					if o == 1 {
@@ -277,24 +347,57 @@ func build(h *history.History, ra *readAnalysis, si, session, rt bool) *problem 
 					start := int32(len(p.edges))
 					a, b := pair[0][len(pair[0])-1], pair[1][0]
 					note := noteChoice + uint8(o)
-					p.edges = append(p.edges, ledge{a, b, lit, graph.WW, graph.Why{Key: kc.k, V1: kc.valOf[a], V2: kc.valOf[b], Op1: kc.opOf[a], Op2: c, Note: note}})
-					for _, r := range kc.readersOf[a] {
-						if r.node != b {
-							p.edges = append(p.edges, ledge{r.node, b, lit, graph.RW, graph.Why{Key: kc.k, V1: r.val, V2: kc.valOf[b], Op1: p.txnOf[a], Op2: c, Note: note}})
+					ww := ledge{a, b, lit, graph.WW, graph.Why{Key: kc.k, V1: kc.valOf[a], V2: kc.valOf[b], Op1: kc.opOf[a], Op2: c, Note: note}}
+					rw := func(rd extRead) ledge {
+						return ledge{rd.node, b, lit, graph.RW, graph.Why{Key: kc.k, V1: rd.val, V2: kc.valOf[b], Op1: p.txnOf[a], Op2: c, Note: note}}
+					}
+					switch {
+					case imp[o] == 0 && imp[1-o] < 0:
+						p.edges = append(p.edges, ww)
+					case imp[o] > 0 && imp[1-o] < 0:
+						p.edges = append(p.edges, rw(kc.readersOf[a][imp[o]-1]))
+					default:
+						p.edges = append(p.edges, ww)
+						for _, rd := range kc.readersOf[a] {
+							if rd.node != b {
+								p.edges = append(p.edges, rw(rd))
+							}
 						}
 					}
 					con.opt[o] = [2]int32{start, int32(len(p.edges))}
 				}
+				switch {
+				case imp[0] >= 0 && imp[1] >= 0:
+					if conflict < 0 {
+						conflict = c
+					}
+				case imp[0] >= 0:
+					con.fixed, con.reason = -1, con.opt[0][0]
+				case imp[1] >= 0:
+					con.fixed, con.reason = 1, con.opt[1][0]
+				}
 				p.cons = append(p.cons, con)
+				if conflict >= 0 {
+					return pairs, conflict
+				}
 			}
 		}
 	}
 	p.deferCons = nil
-	p.stats["nodes"] = p.nTxn
-	p.stats["known_edges"] = p.knownEnd
-	p.stats["constraints"] = len(p.cons)
-	p.stats["lost_updates"] = lostUpdates
-	return p
+	return pairs, -1
+}
+
+// closesPair reports whether a logical edge from -> to of relation rel
+// would close a cycle with reachability r.
+func (p *problem) closesPair(r reach, from, to int32, rel graph.Rel) bool {
+	e := ledge{from: from, to: to, rel: rel}
+	ok := false
+	p.physEdges(&e, func(a, b int32) {
+		if !ok && r.reaches(b, a) {
+			ok = true
+		}
+	})
+	return ok
 }
 
 type keyChains struct {
@@ -424,6 +527,7 @@ func (p *problem) addRealtime() {
 	base := p.nTxn
 	p.nPoints = int32(len(preds))
 	for k, pr := range preds {
+		p.pointTxn = append(p.pointTxn, pr.node)
 		p.addEdge(pr.node, base+int32(k), 0, graph.Realtime, graph.Why{Key: -1, Op1: -1, Op2: -1})
 		if k > 0 {
 			p.addEdge(base+int32(k-1), base+int32(k), 0, graph.Realtime, graph.Why{Key: -1, Op1: -1, Op2: -1})

@@ -38,6 +38,33 @@ func (p *problem) physGraph(sel func(ei int32) bool) *pgraph {
 	return g
 }
 
+// with returns g plus the extra edges (physical from/to, logical id).
+func (g *pgraph) with(extra [][2]int32, eid []int32) *pgraph {
+	n := g.n
+	out := &pgraph{n: n, off: make([]int32, n+1)}
+	cnt := make([]int32, n+1)
+	for _, e := range extra {
+		cnt[e[0]+1]++
+	}
+	for v := int32(0); v < n; v++ {
+		out.off[v+1] = out.off[v] + (g.off[v+1] - g.off[v]) + cnt[v+1]
+	}
+	m := out.off[n]
+	out.to = make([]int32, m)
+	out.eid = make([]int32, m)
+	pos := make([]int32, n)
+	for v := int32(0); v < n; v++ {
+		k := copy(out.to[out.off[v]:], g.to[g.off[v]:g.off[v+1]])
+		copy(out.eid[out.off[v]:], g.eid[g.off[v]:g.off[v+1]])
+		pos[v] = out.off[v] + int32(k)
+	}
+	for i, e := range extra {
+		out.to[pos[e[0]]], out.eid[pos[e[0]]] = e[1], eid[i]
+		pos[e[0]]++
+	}
+	return out
+}
+
 // topo returns a topological order (Kahn), or ok=false if g is cyclic.
 func (g *pgraph) topo() (order []int32, ok bool) {
 	indeg := make([]int32, g.n)
@@ -60,6 +87,67 @@ func (g *pgraph) topo() (order []int32, ok bool) {
 		}
 	}
 	return order, len(order) == int(g.n)
+}
+
+// topoBy is a topological order of the acyclic g that, among the nodes
+// ready at each step, takes the one with the smallest key first (Kahn's
+// algorithm with a binary heap).
+func (g *pgraph) topoBy(key func(v int32) int64) []int32 {
+	indeg := make([]int32, g.n)
+	for _, t := range g.to {
+		indeg[t]++
+	}
+	var hp []int32
+	less := func(i, j int) bool { return key(hp[i]) < key(hp[j]) }
+	push := func(v int32) {
+		hp = append(hp, v)
+		for i := len(hp) - 1; i > 0; {
+			par := (i - 1) / 2
+			if !less(i, par) {
+				break
+			}
+			hp[i], hp[par] = hp[par], hp[i]
+			i = par
+		}
+	}
+	pop := func() int32 {
+		v := hp[0]
+		last := len(hp) - 1
+		hp[0] = hp[last]
+		hp = hp[:last]
+		for i := 0; ; {
+			l, r, m := 2*i+1, 2*i+2, i
+			if l < len(hp) && less(l, m) {
+				m = l
+			}
+			if r < len(hp) && less(r, m) {
+				m = r
+			}
+			if m == i {
+				break
+			}
+			hp[i], hp[m] = hp[m], hp[i]
+			i = m
+		}
+		return v
+	}
+	for v := int32(0); v < g.n; v++ {
+		if indeg[v] == 0 {
+			push(v)
+		}
+	}
+	order := make([]int32, 0, g.n)
+	for len(hp) > 0 {
+		v := pop()
+		order = append(order, v)
+		for k := g.off[v]; k < g.off[v+1]; k++ {
+			t := g.to[k]
+			if indeg[t]--; indeg[t] == 0 {
+				push(t)
+			}
+		}
+	}
+	return order
 }
 
 // reach answers reachability queries in a DAG.
@@ -175,17 +263,21 @@ func newChainReach(g *pgraph, order []int32, chain, pos []int32, k int) *chainRe
 // reachability is skipped (the solver still decides, just with more work).
 const maxReachBytes = 1 << 30
 
-// newReach builds the cheaper exact index for the DAG g, or nil if both
-// would exceed maxReachBytes.
+// newReach builds the exact index that is cheaper to compute for the DAG
+// g (chains: O(m·k) for k chains; bitsets: O(m·n/64)) among those within
+// maxReachBytes, or nil if neither fits.
 func newReach(g *pgraph, order []int32) (reach, string) {
 	n := int64(g.n)
-	bitBytes := n * ((n + 63) / 64) * 8
+	m := int64(len(g.to)) + n
+	words := (n + 63) / 64
+	bitBytes := n * words * 8
 	chain, pos, k := chains(g, order)
 	chainBytes := n * int64(k) * 4
+	chainOK, bitOK := chainBytes <= maxReachBytes, bitBytes <= maxReachBytes
 	switch {
-	case chainBytes <= bitBytes && chainBytes <= maxReachBytes:
+	case chainOK && (!bitOK || m*int64(k) <= m*words):
 		return newChainReach(g, order, chain, pos, k), "chains"
-	case bitBytes <= maxReachBytes:
+	case bitOK:
 		return newBitReach(g, order), "bitsets"
 	}
 	return nil, ""

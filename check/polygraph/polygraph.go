@@ -54,11 +54,18 @@ import (
 	"time"
 
 	"github.com/txray/txray/check"
+	"github.com/txray/txray/check/regread"
 	"github.com/txray/txray/history"
 	"github.com/txray/txray/model"
 )
 
-func init() { check.Register(Checker{}) }
+func init() {
+	check.Register(Checker{})
+	check.RegisterParams("polygraph",
+		check.Param{Key: "initial-value", Values: "null|0", Doc: "0: a read of 0 is a read of the initial state when nobody writes 0 to the key (dbcop, PolySI, Cobra)"},
+		check.Param{Key: "inference", Values: "true|false", Doc: "false: skip running the rw-register inference checker first"},
+		check.Param{Key: "use-version-order", Values: "true|false", Doc: "false: ignore the history's version order (to measure the search without it)"})
+}
 
 // Checker is the polygraph checker ("polygraph").
 type Checker struct{}
@@ -136,7 +143,8 @@ func (Checker) Applies(h *history.History, m string) (int, string) {
 // Check implements check.Checker. Params: "initial-value" ("0": a read of 0
 // is a read of the initial state when nobody writes 0; default: only nil
 // reads are), "inference" ("false" skips running the rw-register inference
-// checker first).
+// checker first), "use-version-order" ("false" ignores History.VersionOrder,
+// to measure the search without it).
 func (Checker) Check(ctx context.Context, h *history.History, opts check.Options) (*check.Result, error) {
 	pl, ok := planFor(opts.Model)
 	r := &check.Result{Checker: "polygraph", Model: pl.model}
@@ -185,12 +193,17 @@ func (Checker) Check(ctx context.Context, h *history.History, opts check.Options
 		}
 		lap("inference")
 	}
-	ra := analyzeReads(h, opts.Param("initial-value", "") == "0")
-	found = append(found, ra.Anomalies...)
+	ra := regread.Analyze(h, regread.Options{InitialValue: initialValue(opts.Param("initial-value", ""))})
+	found = addNew(found, ra.Anomalies)
+	if h.VersionOrder != nil && opts.Param("use-version-order", "true") == "false" {
+		hv := *h
+		hv.VersionOrder = nil
+		h = &hv
+		st["version_order"] = "ignored (use-version-order=false)"
+	}
 	p := build(h, ra, pl.si, pl.session, pl.realtime && hasTimes(h))
-	found = append(found, p.anomalies...)
+	found = addNew(found, p.anomalies)
 	lap("build")
-	st["constraints_before_pruning"] = len(p.cons)
 	for k, v := range p.stats {
 		st[k] = v
 	}
@@ -228,6 +241,7 @@ func (Checker) Check(ctx context.Context, h *history.History, opts check.Options
 		}
 	}
 	st["constraints_after_pruning"] = remaining
+	st["constraints_before_pruning"] = p.stats["constraints"]
 	if err != nil {
 		r.Verdict, r.Reason = check.Unknown, "search stopped: "+err.Error()
 		return finish()
@@ -260,6 +274,35 @@ func (Checker) Check(ctx context.Context, h *history.History, opts check.Options
 	return finish()
 }
 
+// addNew appends the anomalies of as that found does not already report
+// (same type and key, with transactions a subset of the new one's).
+func addNew(found, as []check.Anomaly) []check.Anomaly {
+	n := len(found)
+next:
+	for _, a := range as {
+		for _, f := range found[:n] {
+			if f.Type == a.Type && f.Key == a.Key && subset(f.Txns, a.Txns) {
+				continue next
+			}
+		}
+		found = append(found, a)
+	}
+	return found
+}
+
+func subset(a, b []int32) bool {
+	for _, x := range a {
+		in := false
+		for _, y := range b {
+			in = in || x == y
+		}
+		if !in {
+			return false
+		}
+	}
+	return true
+}
+
 // definite reports whether some anomaly already makes the verdict invalid.
 func definite(as []check.Anomaly, m string) bool {
 	for _, a := range as {
@@ -277,4 +320,13 @@ func hasTimes(h *history.History) bool {
 		}
 	}
 	return false
+}
+
+// initialValue maps the "initial-value" parameter to regread's convention
+// ("null" and "" mean only nil reads are initial).
+func initialValue(s string) string {
+	if s == "null" {
+		return ""
+	}
+	return s
 }

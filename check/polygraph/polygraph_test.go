@@ -117,7 +117,7 @@ var anomalyCases = []struct {
 	{
 		name:  "fractured-read/every-order-cycles",
 		def:   "T2 reads x from T0 and y from T1, which both write x and y: every order of the writers of x and y closes a cycle",
-		txns:  []tx{tt("", "w x 1", "w y 1"), tt("", "w x 2", "w y 2"), tt("", "r x 1", "r y 2")},
+		txns:  []tx{tt("", "w x 1", "w y 3"), tt("", "w x 2", "w y 2"), tt("", "r x 1", "r y 2")},
 		want:  map[string]check.Verdict{model.Serializable: check.Invalid, model.SnapshotIsolation: check.Invalid},
 		types: []string{model.PL3CycleExists},
 	},
@@ -139,7 +139,7 @@ var anomalyCases = []struct {
 	{
 		name: "G2/write-skew-with-versions",
 		def:  "write skew over versions written by others: the rw edges depend on the version order of x and y",
-		txns: []tx{tt("", "w x 1", "w y 1"), tt("", "r x 1", "r y 1", "w x 2"), tt("", "r x 1", "r y 1", "w y 2"),
+		txns: []tx{tt("", "w x 1", "w y 5"), tt("", "r x 1", "r y 5", "w x 2"), tt("", "r x 1", "r y 5", "w y 2"),
 			tt("", "w x 3"), tt("", "r x 3", "r y 2")},
 		want: map[string]check.Verdict{model.Serializable: check.Invalid, model.SnapshotIsolation: check.Valid},
 	},
@@ -205,7 +205,7 @@ func dump(r *check.Result) string {
 
 // TestCoreExplanation: the unsat core names the choices and the cycles.
 func TestCoreExplanation(t *testing.T) {
-	h := mk(t, tt("", "w x 1", "w y 1"), tt("", "w x 2", "w y 2"), tt("", "r x 1", "r y 2"))
+	h := mk(t, tt("", "w x 1", "w y 3"), tt("", "w x 2", "w y 2"), tt("", "r x 1", "r y 2"))
 	r := run(t, h, model.Serializable, nil)
 	if r.Verdict != check.Invalid {
 		t.Fatalf("got %s", r.Verdict)
@@ -216,8 +216,8 @@ func TestCoreExplanation(t *testing.T) {
 			ex = a.Explanation
 		}
 	}
-	for _, want := range []string{"Cycle 1", "T2 read key x = 1", "leads to one of the cycles"} {
-		if !strings.Contains(ex, want) && !strings.Contains(ex, "forced") {
+	for _, want := range []string{"Cycle 1", "T2 read key x = 1", "no version order of"} {
+		if !strings.Contains(ex, want) {
 			t.Errorf("explanation lacks %q:\n%s", want, ex)
 		}
 	}

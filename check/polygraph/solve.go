@@ -91,9 +91,23 @@ func (p *problem) prune(ctx context.Context) (out outcome, rounds int32, err err
 		rch, kind := newReach(g, order)
 		if rch == nil {
 			p.warnings = append(p.warnings, "reachability pruning skipped: the index would exceed memory bounds")
+		} else {
+			p.stats["reach_index"] = kind
+		}
+		if r == 0 {
+			pairs, conflict := p.genConstraints(rch)
+			p.stats["constraints"] = pairs
+			if conflict >= 0 {
+				c := &p.cons[conflict]
+				out.unsat = true
+				out.core = []cycleRec{p.closingOf(g, c, 0), p.closingOf(g, c, 1)}
+				return out, r, nil
+			}
+			continue
+		}
+		if rch == nil {
 			return out, r, nil
 		}
-		p.stats["reach_index"] = kind
 		changed := 0
 		for ci := range p.cons {
 			c := &p.cons[ci]
@@ -119,6 +133,16 @@ func (p *problem) prune(ctx context.Context) (out outcome, rounds int32, err err
 			return out, r + 1, nil
 		}
 	}
+}
+
+// closingOf returns the cycle the first closing edge of option o closes in g.
+func (p *problem) closingOf(g *pgraph, c *constraint, o int) cycleRec {
+	for ei := c.opt[o][0]; ei < c.opt[o][1]; ei++ {
+		if cyc := p.closingCycle(g, ei, 0); cyc != nil {
+			return cyc
+		}
+	}
+	return nil
 }
 
 // closingCycle returns the cycle logical edge ei closes in g (the known
@@ -214,6 +238,7 @@ func (p *problem) solve(ctx context.Context, budget int64) (out outcome, err err
 		return l
 	}
 	chosen := make([]bool, len(vars)+1)
+	base := p.physGraph(p.fixedSel(1 << 30))
 	var clauses [][]z.Lit
 	var cycles []cycleRec
 	seen := map[string]bool{}
@@ -226,13 +251,54 @@ func (p *problem) solve(ctx context.Context, budget int64) (out outcome, err err
 		p.stats["sat_solver_ms"] = solveTime.Milliseconds()
 		p.stats["cycle_check_ms"] = (time.Since(t0) - solveTime).Milliseconds()
 	}()
+	// Preferred phases: orient every pair along a topological order of the known graph that
+	// breaks ties by the history's completion order (a proxy for the commit order). They are
+	// passed as assumptions; assumptions the solver reports as failed are dropped for good.
+	// This steers the search only: verdicts come from the clauses alone.
+	order := base.topoBy(p.nodeKey)
+	pos := make([]int32, base.n)
+	for i, v := range order {
+		pos[v] = int32(i)
+	}
+	var active []z.Lit
+	for v := 1; v <= len(vars); v++ {
+		e := &p.edges[p.cons[vars[v-1]].opt[0][0]]
+		l := z.Var(v).Pos()
+		if pos[e.from] > pos[e.to] {
+			l = l.Not()
+		}
+		active = append(active, l)
+	}
+	dropped := 0
+	defer func() { p.stats["sat_assumptions_dropped"] = dropped }()
 	for {
 		iters++
 		ts := time.Now()
+		s.Assume(active...)
 		res := solveCtx(ctx, s)
 		solveTime += time.Since(ts)
 		if res == 0 {
 			return out, ctx.Err()
+		}
+		if res < 0 && len(active) > 0 {
+			failed := map[z.Lit]bool{}
+			for _, l := range s.Why(nil) {
+				failed[l] = true
+			}
+			if len(failed) == 0 {
+				dropped += len(active)
+				active = nil
+				continue
+			}
+			keep := active[:0]
+			for _, l := range active {
+				if !failed[l] {
+					keep = append(keep, l)
+				}
+			}
+			dropped += len(active) - len(keep)
+			active = keep
+			continue
 		}
 		if res < 0 {
 			out.unsat = true
@@ -242,15 +308,22 @@ func (p *problem) solve(ctx context.Context, budget int64) (out outcome, err err
 		for v := 1; v <= len(vars); v++ {
 			chosen[v] = s.Value(z.Var(v).Pos())
 		}
-		fs := p.fixedSel(1 << 30)
-		g := p.physGraph(func(ei int32) bool {
-			if fs(ei) {
-				return true
+		var extra [][2]int32 // (physical from, to) and logical edge
+		var extraE []int32
+		for v := 1; v <= len(vars); v++ {
+			c := &p.cons[vars[v-1]]
+			o := 0
+			if !chosen[v] {
+				o = 1
 			}
-			e := &p.edges[ei]
-			c := &p.cons[abs32(e.lit)-1]
-			return c.variable != 0 && chosen[c.variable] == (e.lit > 0)
-		})
+			for ei := c.opt[o][0]; ei < c.opt[o][1]; ei++ {
+				p.physEdges(&p.edges[ei], func(a, b int32) {
+					extra = append(extra, [2]int32{a, b})
+					extraE = append(extraE, ei)
+				})
+			}
+		}
+		g := base.with(extra, extraE)
 		if _, ok := g.topo(); ok {
 			out.sat = true
 			return out, nil
@@ -259,7 +332,7 @@ func (p *problem) solve(ctx context.Context, budget int64) (out outcome, err err
 		sc := newBFS(g.n)
 		var work int64
 		added := 0
-		for v := int32(0); v < g.n && added < 512 && work < 50_000_000; v++ {
+		for v := int32(0); v < g.n && added < 512 && work < 5_000_000; v++ {
 			cv := comp[v]
 			if size[cv] < 2 {
 				continue

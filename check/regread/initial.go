@@ -59,3 +59,45 @@ func txnLabel(t *history.Txn) string {
 	}
 	return "T0"
 }
+
+// InitialStateView returns h as checkers that know only nil as the initial
+// state should see it: every read Analyze resolved to the initial state
+// (WriterOf = Initial) reads nil, and the explicit initial transaction, if
+// any, keeps its place (so transaction indices are unchanged) but loses its
+// ops. It copies only what it changes (the Txns slice and the ops of the
+// transactions it rewrites) and returns h itself when nothing changes; h is
+// never modified. n is the number of reads rewritten.
+func (a *Analysis) InitialStateView(h *history.History) (view *history.History, n int) {
+	var txns []history.Txn
+	for ti := range h.Txns {
+		t := &h.Txns[ti]
+		var ops []history.Op
+		for j := range t.Ops {
+			o := &t.Ops[j]
+			if o.Kind != history.Read || o.IsList || o.Value == history.NoValue || a.WriterOf(int32(ti), j) != Initial {
+				continue
+			}
+			if ops == nil {
+				ops = append([]history.Op(nil), t.Ops...)
+			}
+			ops[j].Value = history.NoValue
+			n++
+		}
+		if ops == nil && int32(ti) != a.InitTxn {
+			continue
+		}
+		if txns == nil {
+			txns = append([]history.Txn(nil), h.Txns...)
+		}
+		if int32(ti) == a.InitTxn {
+			ops = []history.Op{}
+		}
+		txns[ti].Ops = ops
+	}
+	if txns == nil {
+		return h, 0
+	}
+	v := *h
+	v.Txns = txns
+	return &v, n
+}

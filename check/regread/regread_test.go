@@ -243,3 +243,23 @@ func TestDropInitialTxn(t *testing.T) {
 		t.Errorf("dropped a transaction whose prior state was observed")
 	}
 }
+
+func TestInitialStateView(t *testing.T) {
+	h := build(t, []tx{
+		{'c', 0, "w x 0, w y 0"},
+		{'c', 1, "r x 0, w y 1"},
+		{'c', 2, "r y 1, w x 2"},
+	})
+	a := Analyze(h, Options{InitialValue: "0"})
+	v, n := a.InitialStateView(h)
+	if n != 1 || v == h || len(v.Txns) != 3 || len(v.Txns[0].Ops) != 0 || v.Txns[1].Ops[0].Value != history.NoValue || v.Txns[2].Ops[0].Value == history.NoValue {
+		t.Errorf("view: n=%d %s / %s / %s", n, v.TxnString(0), v.TxnString(1), v.TxnString(2))
+	}
+	if h.Txns[1].Ops[0].Value == history.NoValue || len(h.Txns[0].Ops) != 2 {
+		t.Errorf("original modified")
+	}
+	h2 := build(t, []tx{{'c', 0, "w x 1"}, {'c', 1, "r x 1"}})
+	if v2, n2 := Analyze(h2, Options{}).InitialStateView(h2); v2 != h2 || n2 != 0 {
+		t.Errorf("copied without need")
+	}
+}

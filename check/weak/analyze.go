@@ -7,9 +7,14 @@ import (
 	"strings"
 
 	"github.com/txray/txray/check"
+	"github.com/txray/txray/check/regread"
 	"github.com/txray/txray/history"
 	"github.com/txray/txray/model"
 )
+
+// ccTableLimit bounds the key-major table of saturateCCTable (entries;
+// 128 MiB); tests lower it to exercise the per-pair sweep.
+var ccTableLimit int64 = 1 << 25
 
 // maxVCEntries bounds the vector-clock table (n·k int32 entries, 1 GiB);
 // beyond it the verdict is Unknown rather than an out-of-memory crash.
@@ -24,6 +29,9 @@ type coEdge struct {
 	via int32
 	// rank is the weakest level whose axiom forces the edge.
 	rank level
+	// version: a list read showed from's element right before to's (the
+	// order of a list is the commit order of its appends).
+	version bool
 	// sameKey: via reads the same key (the two reads of a non-repeatable
 	// read).
 	sameKey bool
@@ -45,7 +53,7 @@ type analysis struct {
 	ctx context.Context
 	h   *history.History
 	lv  level
-	rd  *readAnalysis
+	rd  *regread.Analysis
 	n   int
 	cap int
 
@@ -57,6 +65,7 @@ type analysis struct {
 
 	rdStart           []int32
 	rdOp, rdKey, rdW  []int32
+	lists             *listIndex // nil for register-only histories
 	wkStart           []int32
 	wk                []int32
 	predStart         []int32
@@ -73,7 +82,7 @@ type analysis struct {
 func Analyze(ctx context.Context, h *history.History, lv level, opts check.Options) *Result {
 	a := &analysis{ctx: ctx, h: h, lv: lv, n: len(h.Txns), cap: opts.MaxPerType(),
 		res: &Result{Level: lv.String(), Counts: map[string]int{}, Stats: map[string]any{}}}
-	a.rd = readAnalyze(h)
+	a.rd = regread.Analyze(h, regread.Options{InitialValue: opts.Param("initial-value", "")})
 	for _, an := range a.rd.Anomalies {
 		a.res.Counts[an.Type]++
 		if a.res.Counts[an.Type] <= a.cap {
@@ -81,6 +90,7 @@ func Analyze(ctx context.Context, h *history.History, lv level, opts check.Optio
 		}
 	}
 	progress(opts, "reads", 1, 5)
+	a.lists = newListIndex(h)
 	a.include()
 	if a.k > 0 && int64(a.n)*int64(a.k) > maxVCEntries {
 		a.res.Unknown = fmt.Sprintf("%d transactions × %d sessions exceed the vector-clock budget (%d entries); transactions without a session each count as one", a.n, a.k, maxVCEntries)
@@ -98,6 +108,9 @@ func Analyze(ctx context.Context, h *history.History, lv level, opts check.Optio
 		return a.res
 	}
 	a.clocks(order)
+	if a.lists != nil {
+		a.versionEdges()
+	}
 	progress(opts, "saturate", 3, 5)
 	switch lv {
 	case levelRC:
@@ -112,9 +125,6 @@ func Analyze(ctx context.Context, h *history.History, lv level, opts check.Optio
 	}
 	progress(opts, "cycles", 4, 5)
 	a.cycles()
-	if a.rd.Ambiguous > 0 {
-		a.res.Unknown = fmt.Sprintf("%d reads returned a value that two transactions wrote to the same key, so their writer is ambiguous and they were not checked", a.rd.Ambiguous)
-	}
 	a.stats()
 	progress(opts, "done", 5, 5)
 	return a.res
@@ -138,7 +148,8 @@ func (a *analysis) stats() {
 	s["transactions_checked"] = inc
 	s["co_edges_kept"] = len(a.edges)
 	s["co_edges_considered"] = a.edgesConsidered
-	s["ambiguous_reads"] = a.rd.Ambiguous
+	s["reads_checked"] = a.rd.Reads
+	s["initial_transaction"] = a.rd.InitTxn
 }
 
 // include picks the transactions of the history: committed ones, and
@@ -149,7 +160,7 @@ func (a *analysis) include() {
 	a.incl = make([]bool, a.n)
 	var work []int32
 	for i := range h.Txns {
-		if h.Txns[i].Status == history.Committed {
+		if h.Txns[i].Status == history.Committed && int32(i) != a.rd.InitTxn {
 			a.incl[i] = true
 			work = append(work, int32(i))
 		}
@@ -161,6 +172,14 @@ func (a *analysis) include() {
 			if w := a.rd.WriterOf(t, j); w >= 0 && !a.incl[w] && h.Txns[w].Status == history.Unknown {
 				a.incl[w] = true
 				work = append(work, w)
+			}
+			if o := &h.Txns[t].Ops[j]; a.lists != nil && o.Kind == history.Read && o.IsList {
+				for _, v := range o.List {
+					if w := a.lists.writer(o.Key, v); w >= 0 && !a.incl[w] && h.Txns[w].Status == history.Unknown {
+						a.incl[w] = true
+						work = append(work, w)
+					}
+				}
 			}
 		}
 	}
@@ -210,7 +229,17 @@ func (a *analysis) index() {
 	for i := range stamp {
 		stamp[i] = -1
 	}
-	seenW := map[int32]bool{}
+	nops := 0
+	for i := range h.Txns {
+		nops += len(h.Txns[i].Ops)
+	}
+	a.rdOp = make([]int32, 0, nops/2+16)
+	a.rdKey = make([]int32, 0, nops/2+16)
+	a.rdW = make([]int32, 0, nops/2+16)
+	a.wk = make([]int32, 0, nops/2+16)
+	a.pred = make([]int32, 0, a.n+nops/2+16)
+	a.predLab = make([]int32, 0, a.n+nops/2+16)
+	seenW := make([]int32, a.n) // seenW[w] == t+1: t already has a wr edge from w
 	for ti := range h.Txns {
 		a.rdStart[ti] = int32(len(a.rdOp))
 		a.wkStart[ti] = int32(len(a.wk))
@@ -223,25 +252,30 @@ func (a *analysis) index() {
 			a.pred = append(a.pred, a.sessions[a.sess[ti]][p-2])
 			a.predLab = append(a.predLab, -1)
 		}
-		clear(seenW)
 		for j := range t.Ops {
 			o := &t.Ops[j]
 			switch o.Kind {
-			case history.Write:
+			case history.Write, history.Append:
 				if stamp[o.Key] != int32(ti) {
 					stamp[o.Key] = int32(ti)
 					a.wk = append(a.wk, o.Key)
 				}
 			case history.Read:
+				if o.IsList {
+					if a.lists != nil {
+						a.indexList(int32(ti), j, o, seenW)
+					}
+					continue
+				}
 				w := a.rd.WriterOf(int32(ti), j)
-				if w == noWriter || w == int32(ti) || (w >= 0 && !a.incl[w]) {
+				if w == regread.NoWriter || w == int32(ti) || (w >= 0 && !a.incl[w]) {
 					continue
 				}
 				a.rdOp = append(a.rdOp, int32(j))
 				a.rdKey = append(a.rdKey, o.Key)
 				a.rdW = append(a.rdW, w)
-				if w >= 0 && !seenW[w] {
-					seenW[w] = true
+				if w >= 0 && seenW[w] != int32(ti)+1 {
+					seenW[w] = int32(ti) + 1
 					a.pred = append(a.pred, w)
 					a.predLab = append(a.predLab, int32(j))
 				}
@@ -249,6 +283,9 @@ func (a *analysis) index() {
 		}
 	}
 	a.rdStart[a.n] = int32(len(a.rdOp))
+	if a.lists != nil {
+		a.lists.list = append(a.lists.list, make([]bool, len(a.rdOp)-len(a.lists.list))...)
+	}
 	a.wkStart[a.n] = int32(len(a.wk))
 	a.predStart[a.n] = int32(len(a.pred))
 }
@@ -372,10 +409,16 @@ func (a *analysis) consider(t1, t3 int32, r int32, via int32, rank level, sameKe
 	if t1 == t2 {
 		return
 	}
+	if a.lists != nil && a.lists.list[r] {
+		if !a.inList(t1, r) {
+			a.missingAppend(coEdge{from: t1, to: t2, reader: t3, key: a.rdKey[r], readOp: a.rdOp[r], via: via, rank: rank, sameKey: sameKey})
+		}
+		return
+	}
 	a.edgesConsidered++
 	e := coEdge{from: t1, to: t2, reader: t3, key: a.rdKey[r], readOp: a.rdOp[r], via: via, rank: rank, sameKey: sameKey}
 	switch {
-	case t2 == initialWriter:
+	case t2 == regread.Initial:
 		a.contradictionInit++
 		a.report(e, nil, true)
 	case a.hbEq(t1, t2):
@@ -400,7 +443,7 @@ func (a *analysis) refine(t1, t3, r int32) (via int32, rank level, sameKey bool)
 		rank = levelRA
 	}
 	for i := a.rdStart[t3]; i < a.rdStart[t3+1]; i++ {
-		if a.rdW[i] != t1 {
+		if a.rdW[i] != t1 && (a.lists == nil || !a.lists.list[i] || !a.observed(t3, i, t1)) {
 			continue
 		}
 		same := a.rdKey[i] == a.rdKey[r]
@@ -442,20 +485,38 @@ func (a *analysis) saturateRC() {
 					a.consider(n.src, t3, r, n.via, levelRC, a.rdKey[a.readIndex(t3, n.via)] == x)
 				}
 			}
-			t2 := a.rdW[r]
-			if t2 < 0 || seen[t2] == t3 {
-				continue
-			}
-			seen[t2] = t3
-			for i := a.wkStart[t2]; i < a.wkStart[t2+1]; i++ {
-				y := a.wk[i]
-				if stamp[y] != t3 {
-					stamp[y] = t3
-					head[y] = -1
+			a.eachSource(t3, r, func(t2 int32) {
+				if seen[t2] == t3 {
+					return
 				}
-				pool = append(pool, node{t2, a.rdOp[r], head[y]})
-				head[y] = int32(len(pool) - 1)
-			}
+				seen[t2] = t3
+				for i := a.wkStart[t2]; i < a.wkStart[t2+1]; i++ {
+					y := a.wk[i]
+					if stamp[y] != t3 {
+						stamp[y] = t3
+						head[y] = -1
+					}
+					pool = append(pool, node{t2, a.rdOp[r], head[y]})
+					head[y] = int32(len(pool) - 1)
+				}
+			})
+		}
+	}
+}
+
+// eachSource calls f with the transaction read r observed (its writer; for
+// a list read every element's writer other than the reader).
+func (a *analysis) eachSource(t3, r int32, f func(int32)) {
+	if a.lists == nil || !a.lists.list[r] {
+		if t2 := a.rdW[r]; t2 >= 0 {
+			f(t2)
+		}
+		return
+	}
+	o := &a.h.Txns[t3].Ops[a.rdOp[r]]
+	for _, v := range o.List {
+		if w := a.lists.writer(o.Key, v); w >= 0 && w != t3 {
+			f(w)
 		}
 	}
 }
@@ -478,6 +539,7 @@ func (a *analysis) saturateRA() {
 	head := make([]int32, nk)
 	stamp := make([]int32, nk)
 	lastSo := make([]int32, nk)
+	soCnt := make([]int32, nk) // appenders/writers of the key earlier in the session
 	soStamp := make([]int32, nk)
 	for i := range stamp {
 		stamp[i], soStamp[i] = -1, -1
@@ -495,20 +557,21 @@ func (a *analysis) saturateRA() {
 			}
 			pool = pool[:0]
 			for r := a.rdStart[t3]; r < a.rdStart[t3+1]; r++ {
-				t2 := a.rdW[r]
-				if t2 < 0 || seen[t2] == t3 {
-					continue
-				}
-				seen[t2] = t3
-				for i := a.wkStart[t2]; i < a.wkStart[t2+1]; i++ {
-					y := a.wk[i]
-					if stamp[y] != t3 {
-						stamp[y] = t3
-						head[y] = -1
+				a.eachSource(t3, r, func(t2 int32) {
+					if seen[t2] == t3 {
+						return
 					}
-					pool = append(pool, node{t2, head[y]})
-					head[y] = int32(len(pool) - 1)
-				}
+					seen[t2] = t3
+					for i := a.wkStart[t2]; i < a.wkStart[t2+1]; i++ {
+						y := a.wk[i]
+						if stamp[y] != t3 {
+							stamp[y] = t3
+							head[y] = -1
+						}
+						pool = append(pool, node{t2, head[y]})
+						head[y] = int32(len(pool) - 1)
+					}
+				})
 			}
 			for r := a.rdStart[t3]; r < a.rdStart[t3+1]; r++ {
 				x := a.rdKey[r]
@@ -526,6 +589,12 @@ func (a *analysis) saturateRA() {
 						}
 					}
 				}
+				if a.lists != nil && a.lists.list[r] {
+					if soStamp[x] == int32(s) && soCnt[x] > a.soInList(t3, r) {
+						a.missingSo(t3, r)
+					}
+					continue
+				}
 				if soStamp[x] == int32(s) && lastSo[x] != done && lastSo[x] != a.rdW[r] {
 					t1 := lastSo[x]
 					via, rank, same := a.refine(t1, t3, r)
@@ -533,8 +602,13 @@ func (a *analysis) saturateRA() {
 				}
 			}
 			for i := a.wkStart[t3]; i < a.wkStart[t3+1]; i++ {
-				lastSo[a.wk[i]] = t3
-				soStamp[a.wk[i]] = int32(s)
+				x := a.wk[i]
+				if soStamp[x] != int32(s) {
+					soCnt[x] = 0
+				}
+				soCnt[x]++
+				lastSo[x] = t3
+				soStamp[x] = int32(s)
 			}
 		}
 	}
@@ -542,10 +616,18 @@ func (a *analysis) saturateRA() {
 
 // saturateCC: for each read of x by t3 and each session s, the latest
 // transaction of s that writes x and precedes t3 in (so ∪ wr)+ (Biswas &
-// Enea, Causal). Along a session the vector clocks only grow, so one sweep
-// per (reader session, writer session) pair finds them all: O(k·(n+m)).
+// Enea, Causal). Along a reader session the vector clocks only grow, so per
+// reader session one sweep of every writer session finds them all:
+// O(k·(n+m)) time. With few enough keys the latest writers are kept in a
+// key-major table (position per key and session), so one read compares a
+// contiguous row against its writer's vector clock; otherwise one sweep per
+// (reader, writer) session pair uses per-key scratch.
 func (a *analysis) saturateCC() {
 	nk := a.h.Keys.Len()
+	if int64(nk)*int64(a.k) <= ccTableLimit {
+		a.saturateCCTable()
+		return
+	}
 	last := make([]int32, nk)
 	gen := make([]int32, nk)
 	for i := range gen {
@@ -553,6 +635,12 @@ func (a *analysis) saturateCC() {
 	}
 	g := int32(0)
 	k := a.k
+	var cnt, acc []int32 // lists: appenders of a key in the causal past, per list read
+	if a.lists != nil {
+		cnt = make([]int32, nk)
+		acc = make([]int32, len(a.rdOp))
+		defer a.listCausalCheck(acc)
+	}
 	for r, rl := range a.sessions {
 		if a.ctx.Err() != nil {
 			return
@@ -570,8 +658,15 @@ func (a *analysis) saturateCC() {
 				for ptr < p {
 					w := sl[ptr]
 					for i := a.wkStart[w]; i < a.wkStart[w+1]; i++ {
-						last[a.wk[i]] = w
-						gen[a.wk[i]] = g
+						x := a.wk[i]
+						if cnt != nil {
+							if gen[x] != g {
+								cnt[x] = 0
+							}
+							cnt[x]++
+						}
+						last[x] = w
+						gen[x] = g
 					}
 					ptr++
 				}
@@ -583,15 +678,103 @@ func (a *analysis) saturateCC() {
 					if gen[x] != g {
 						continue
 					}
+					if acc != nil && a.lists.list[rr] {
+						acc[rr] += cnt[x]
+						continue
+					}
 					t1 := last[x]
 					if t1 == a.rdW[rr] {
+						continue
+					}
+					a.considerCC(t1, t3, rr)
+				}
+			}
+			g++
+		}
+	}
+}
+
+// considerCC is consider for a causal-axiom candidate, refining the premise
+// only for edges that are not implied by causal order.
+func (a *analysis) considerCC(t1, t3, rr int32) {
+	if t2 := a.rdW[rr]; t2 >= 0 && a.hbEq(t1, t2) && (a.lists == nil || !a.lists.list[rr]) {
+		a.edgesConsidered++
+		return
+	}
+	via, rank, same := a.refine(t1, t3, rr)
+	a.consider(t1, t3, rr, via, rank, same)
+}
+
+// saturateCCTable is saturateCC with a key-major table last[x*k+s] holding
+// the position (1-based, 0 = none) of the latest writer of x in session s
+// seen by the current reader session's sweep.
+func (a *analysis) saturateCCTable() {
+	nk, k := a.h.Keys.Len(), a.k
+	last := make([]int32, nk*k)
+	var cnt, acc []int32
+	if a.lists != nil {
+		cnt = make([]int32, nk*k)
+		acc = make([]int32, len(a.rdOp))
+		defer a.listCausalCheck(acc)
+	}
+	ptr := make([]int32, k)
+	for r, rl := range a.sessions {
+		if a.ctx.Err() != nil {
+			return
+		}
+		clear(last)
+		clear(cnt)
+		clear(ptr)
+		for _, t3 := range rl {
+			if a.rdStart[t3] == a.rdStart[t3+1] {
+				continue
+			}
+			row := a.vc[int(t3)*k : int(t3)*k+k]
+			for s, sl := range a.sessions {
+				p := row[s]
+				if s == r {
+					p = a.pos[t3] - 1
+				}
+				for q := ptr[s]; q < p; q++ {
+					w := sl[q]
+					for i := a.wkStart[w]; i < a.wkStart[w+1]; i++ {
+						x := int(a.wk[i])*k + s
+						last[x] = q + 1
+						if cnt != nil {
+							cnt[x]++
+						}
+					}
+				}
+				if p > ptr[s] {
+					ptr[s] = p
+				}
+			}
+			for rr := a.rdStart[t3]; rr < a.rdStart[t3+1]; rr++ {
+				base := int(a.rdKey[rr]) * k
+				lrow := last[base : base+k]
+				if acc != nil && a.lists.list[rr] {
+					for s := range lrow {
+						acc[rr] += cnt[base+s]
+					}
+					continue
+				}
+				t2 := a.rdW[rr]
+				var w2 []int32
+				if t2 >= 0 {
+					w2 = a.vc[int(t2)*k : int(t2)*k+k]
+				}
+				for s, lp := range lrow {
+					if lp == 0 || (w2 != nil && w2[s] >= lp) {
+						continue // no writer, or it precedes t2 causally
+					}
+					t1 := a.sessions[s][lp-1]
+					if t1 == t2 {
 						continue
 					}
 					via, rank, same := a.refine(t1, t3, rr)
 					a.consider(t1, t3, rr, via, rank, same)
 				}
 			}
-			g++
 		}
 	}
 }
@@ -601,14 +784,21 @@ func (a *analysis) saturateCC() {
 // "CM" when several co edges are involved).
 func anomalyType(es []coEdge, direct bool) string {
 	var worst level
-	allSame := true
+	allSame, allVersion := true, true
 	for _, e := range es {
+		if e.version {
+			continue
+		}
+		allVersion = false
 		if e.rank > worst {
 			worst = e.rank
 		}
 		if e.rank == levelRA && !e.sameKey {
 			allSame = false
 		}
+	}
+	if allVersion {
+		return model.CyclicCO
 	}
 	switch worst {
 	case levelRC:

@@ -166,8 +166,15 @@ func (b *Builder) Add(v *edn.Value, line int) error {
 	rec.typ = t
 	if pv := m.Get("process"); pv != nil && pv.Kind != edn.Nil {
 		rec.procSet = true
-		if pv.Kind == edn.Int {
+		switch pv.Kind {
+		case edn.Int:
 			rec.procInt, rec.proc = true, pv.I
+		case edn.BigInt:
+			// An integer is a client process (Elle's client-op?), however
+			// large; one past 64 bits cannot be told apart from its
+			// neighbours here, so it is bad input, never a dropped
+			// "nemesis op".
+			return b.errf(line, "process", "integer %s does not fit in 64 bits", abbrev(pv))
 		}
 	}
 	if rec.procSet && !rec.procInt {

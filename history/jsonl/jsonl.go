@@ -7,6 +7,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -106,6 +107,8 @@ func decode(r io.Reader, opts history.DecodeOptions, slowOnly bool) (*history.Hi
 	d.fast.off = slowOnly
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 1<<30)
+	var split lastLineSplit
+	sc.Split(split.scan)
 	line := 0
 	var seen int64
 	for sc.Scan() {
@@ -118,13 +121,22 @@ func decode(r io.Reader, opts history.DecodeOptions, slowOnly bool) (*history.Hi
 				h.Txns = append(make([]history.Txn, 0, want), h.Txns...)
 			}
 		}
-		b := bytes.TrimSpace(sc.Bytes())
+		b := sc.Bytes()
+		if line == 1 {
+			b = bytes.TrimPrefix(b, bom)
+		}
+		b = bytes.TrimSpace(b)
 		if len(b) == 0 {
 			continue
 		}
 		if err := d.line(b, line); err != nil {
+			if split.unterminated && d.any && incompleteJSON(b) {
+				d.torn(line, err)
+				break
+			}
 			return nil, err
 		}
+		d.any = true
 	}
 	if err := sc.Err(); err != nil {
 		return nil, history.Errorf(opts.Name, line+1, "", "read error: %v", err)
@@ -145,6 +157,68 @@ type decoder struct {
 	anySes bool
 	n      int
 	fast   fast
+	// any: a line decoded before (a torn last line needs a complete one
+	// before it; a lone cut-off line is an error).
+	any bool
+}
+
+// bom is the UTF-8 byte order mark, accepted (and skipped) at the start of
+// the input as the format sniffer accepts it.
+var bom = []byte("\xEF\xBB\xBF")
+
+// lastLineSplit is bufio.ScanLines that remembers whether the token it
+// returned last had no line end: the input's last line, cut off.
+type lastLineSplit struct{ unterminated bool }
+
+func (s *lastLineSplit) scan(data []byte, atEOF bool) (int, []byte, error) {
+	adv, tok, err := bufio.ScanLines(data, atEOF)
+	if tok != nil && atEOF && adv == len(data) && (len(data) == 0 || data[len(data)-1] != '\n') {
+		s.unterminated = true
+	}
+	return adv, tok, err
+}
+
+// incompleteJSON reports whether b is a proper prefix of a JSON text: it is
+// not valid, and the only fault is that it ends too early (inside a string,
+// number, literal, array or object). A complete value with bad content, or
+// a syntax error before the end, is not a prefix.
+func incompleteJSON(b []byte) bool {
+	if json.Valid(b) {
+		return false
+	}
+	for _, c := range []string{"", "0", "rue", "ue", "e", "alse", "lse", "se", "ull", "ll", "l"} {
+		var v json.RawMessage
+		err := json.Unmarshal(append(b[:len(b):len(b)], c...), &v)
+		var se *json.SyntaxError
+		if errors.As(err, &se) && se.Error() == "unexpected end of JSON input" {
+			return true
+		}
+	}
+	return false
+}
+
+// TornReason is the History.Ignored reason for a torn last line.
+const TornReason = "torn last line (input ends mid-record, as after a crash or a full disk)"
+
+// torn drops the input's last line, which has no line end and does not
+// decode (err): a writer that crashed or hit a full disk leaves such a
+// line, and the history is read up to the line before it, as
+// docs/history-format.md promises. It is counted in Ignored and named in
+// Notes. A bad line with a line end, or before the last, stays an error.
+func (d *decoder) torn(line int, err error) {
+	d.h.Ignore(TornReason, 1)
+	_ = err // the decode error only repeats that the record ends early
+	n := fmt.Sprintf("%s: line %d is torn (the input ends mid-record, without a line end, as after a crash or a full disk); it was dropped and the history read up to line %d",
+		displayName(d.file), line, line-1)
+	d.h.Notes = append(d.h.Notes, n)
+	d.h.Notices = append(d.h.Notices, n)
+}
+
+func displayName(f string) string {
+	if f == "" {
+		return "input"
+	}
+	return f
 }
 
 func (d *decoder) err(line int, field, f string, a ...any) error {

@@ -96,6 +96,9 @@ func TestSniff(t *testing.T) {
 // reference (encoding/json) decoder must accept the same inputs and produce
 // the same history.
 func FuzzFastSlow(f *testing.F) {
+	for _, s := range tornSeeds() {
+		f.Add(s)
+	}
 	f.Add([]byte(sample))
 	f.Add([]byte(certSample))
 	f.Add([]byte(`{"status":"ok","session":3,"ops":[{"f":"r","k":1,"v":[1,2,"x\u00e9"]},{"f":"inc","k":"a\n","v":-4,"x":{"y":[1.5e3,true,null]}}]}`))
@@ -122,6 +125,9 @@ func FuzzFastSlow(f *testing.F) {
 }
 
 func FuzzDecode(f *testing.F) {
+	for _, s := range tornSeeds() {
+		f.Add(s)
+	}
 	f.Add([]byte(sample))
 	f.Add([]byte(certSample))
 	f.Add([]byte(`{"status":"ok","ops":[{"f":"r","k":1,"v":[1,2,"x"]}]}`))
@@ -273,6 +279,9 @@ func sameHistory(t *testing.T, h1, h2 *history.History) {
 // FuzzParallel runs the parallel decoder with tiny chunks against the
 // sequential one on arbitrary input.
 func FuzzParallel(f *testing.F) {
+	for _, s := range tornSeeds() {
+		f.Add(s)
+	}
 	f.Add([]byte(sample))
 	f.Add([]byte(certSample))
 	f.Add([]byte(parallelInput(30, 7)))

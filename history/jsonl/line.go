@@ -31,6 +31,9 @@ func (ld *LineDecoder) History() *history.History { return ld.d.h }
 // transaction is freshly allocated and never reused by the decoder.
 func (ld *LineDecoder) Decode(b []byte) (*history.Txn, error) {
 	ld.line++
+	if ld.line == 1 {
+		b = bytes.TrimPrefix(b, bom)
+	}
 	b = bytes.TrimSpace(b)
 	if len(b) == 0 {
 		return nil, nil

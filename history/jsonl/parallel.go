@@ -40,6 +40,9 @@ type chunk struct {
 	raw   []int64
 	anyOT bool
 	done  chan struct{}
+	// unterminated: the chunk's last line is the input's last and has no
+	// line end (a possibly torn line).
+	unterminated bool
 }
 
 type worker struct {
@@ -137,11 +140,15 @@ func decodeParallel(r io.Reader, opts history.DecodeOptions) (*history.History, 
 					break
 				}
 			}
+			if line == 1 {
+				buf = bytes.TrimPrefix(buf, bom)
+			}
 			c.buf = buf
 			for len(buf) > 0 {
 				i := bytes.IndexByte(buf, '\n')
 				if i < 0 {
 					c.lines = append(c.lines, buf)
+					c.unterminated = err == io.EOF
 					break
 				}
 				c.lines = append(c.lines, buf[:i])
@@ -188,8 +195,13 @@ func decodeParallel(r io.Reader, opts history.DecodeOptions) (*history.History, 
 			case s == -2:
 			case s == -1:
 				if err := d.line(bytes.TrimSpace(l), c.first+i); err != nil {
+					if c.unterminated && i == len(c.lines)-1 && d.any && incompleteJSON(bytes.TrimSpace(l)) {
+						d.torn(c.first+i, err)
+						continue
+					}
 					return nil, err
 				}
+				d.any = true
 			default:
 				t := c.txns[s]
 				remapTxn(&t, &kmap, &vmap, &smap, c.raw)
@@ -197,6 +209,7 @@ func decodeParallel(r io.Reader, opts history.DecodeOptions) (*history.History, 
 					t.Seq = d.seqs[t.Session]
 				}
 				d.addTxn(t)
+				d.any = true
 			}
 		}
 	}

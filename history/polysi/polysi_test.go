@@ -97,6 +97,7 @@ func TestSniff(t *testing.T) {
 
 func FuzzPolySI(f *testing.F) {
 	f.Add([]byte("w(0,1,1,1)\nr(0,1,2,2)\nw(1,1,1,-1)\n"))
+	f.Add([]byte("w(0,0,0,0)\nw(1,0,0,0)\nr(0,0,1,1)\nw(1,2,1,1)\nr(1,0,2,2)\n")) // explicit initial transaction
 	if b, err := os.ReadFile("../../testdata/external/polysi/galera.txt"); err == nil {
 		f.Add(b)
 	}
@@ -110,6 +111,9 @@ func FuzzPolySI(f *testing.F) {
 		}
 		for i := range h.Txns {
 			_ = h.TxnString(int32(i))
+			if h.Txns[i].Index != int32(i) {
+				t.Fatalf("txn %d has Index %d", i, h.Txns[i].Index)
+			}
 		}
 	})
 }

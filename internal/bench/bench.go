@@ -71,13 +71,14 @@ type GenSpec struct {
 	ReadRatio       float64 `json:"read_ratio"`
 	AbortRate       float64 `json:"abort_rate,omitempty"`
 	Seed            uint64  `json:"seed"`
+	Mix             string  `json:"mix,omitempty"` // sim.Config.Mix
 }
 
 // SimConfig converts the spec to a simulator configuration.
 func (g GenSpec) SimConfig() sim.Config {
 	return sim.Config{Workload: g.Workload, Level: g.Level, Txns: g.Txns, Clients: g.Clients, Keys: g.Keys,
 		MinOps: g.MinOps, MaxOps: g.MaxOps, MaxWritesPerKey: g.MaxWritesPerKey, Dist: g.Dist,
-		ReadRatio: g.ReadRatio, AbortRate: g.AbortRate, Seed: g.Seed}
+		ReadRatio: g.ReadRatio, AbortRate: g.AbortRate, Seed: g.Seed, Mix: g.Mix}
 }
 
 // Request is one measurement, run by an Executor (in a child process for

@@ -85,6 +85,7 @@ Exit codes: 0 measured (whatever the verdicts); 2 usage, input or I/O error.`,
 	fl.StringVar(&f.ops, "ops", "4", "micro-ops per transaction: N or MIN-MAX")
 	fl.StringVar(&f.gen.Dist, "dist", sim.Uniform, "key distribution: uniform|zipfian|hotspot")
 	fl.Float64Var(&f.gen.ReadRatio, "read-ratio", 0.5, "probability that a micro-op is a read")
+	fl.StringVar(&f.gen.Mix, "mix", "", "workload mix (rw-register; overrides --read-ratio): "+strings.Join(sim.MixNames(), "|"))
 	fl.Float64Var(&f.gen.AbortRate, "abort-rate", 0, "probability that a client rolls a transaction back")
 	fl.StringVarP(&f.gen.Level, "level", "l", sim.StrictSerializable, "simulated isolation level: "+strings.Join(sim.LevelNames(), "|"))
 	fl.Uint64Var(&f.gen.Seed, "seed", 1, "simulator seed")

@@ -241,6 +241,9 @@ func runCheck(cmd *cobra.Command, files []string, f *checkFlags) (int, error) {
 		code := ExitUsage
 		switch {
 		case err == nil:
+			for _, n := range h.Notices {
+				fmt.Fprintln(cmd.ErrOrStderr(), "txray: notice:", n)
+			}
 			in, code, err = checkHistoryCtx(ctx, file, h, f, params, start)
 			if err != nil {
 				return ExitUsage, err

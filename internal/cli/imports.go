@@ -5,6 +5,7 @@ import (
 	_ "github.com/txray/txray/check/chronos"
 	_ "github.com/txray/txray/check/elle"
 	_ "github.com/txray/txray/check/leopard"
+	_ "github.com/txray/txray/check/polygraph"
 	_ "github.com/txray/txray/check/weak"
 	_ "github.com/txray/txray/history/edn"
 	_ "github.com/txray/txray/history/ellejson"

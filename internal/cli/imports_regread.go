@@ -3,4 +3,5 @@ package cli
 // Decoders added with the register read checks (issue 11).
 import (
 	_ "github.com/txray/txray/history/cobra"
+	_ "github.com/txray/txray/history/dbcop"
 )

@@ -1,12 +1,13 @@
 package cli
 
 import (
-	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -31,6 +32,7 @@ type runFlags struct {
 	model    string
 	quiet    bool
 	duration time.Duration
+	sqlTrace string
 }
 
 func newRunCmd() *cobra.Command {
@@ -84,11 +86,17 @@ database gives.`,
 	fl.IntVar(&f.cfg.Txns, "txns", 1000, "transactions to run (committed, aborted and unknown all count)")
 	fl.DurationVar(&f.duration, "duration", 0, "run for this long instead of --txns")
 	fl.Int64Var(&f.seed, "seed", 0, "random seed (0 = derived from the clock; the seed used is recorded in the history header)")
+	fl.StringVar(&f.sqlTrace, "sql-trace", "", "also write the clients' SQL trace to this file (plain format of txray analyze)")
 	fl.StringVar(&f.cfg.Out, "out", "", "directory for history.jsonl and evidence.jsonl (default txray-runs/<db>-<workload>-<time>)")
 	fl.BoolVar(&f.cfg.NoRecord, "no-record", false, "run the workload without recording or checking (throughput baseline)")
 	fl.IntVar(&f.cfg.MaxRetries, "retries", 3, "retry an aborted transaction's plan this many times (each retry is a new transaction)")
 	fl.StringVarP(&f.model, "model", "m", "", "model to check: a model, a DBMS profile, or \"level\" for the model the level promises on this database (default serializable)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress bar and no warnings")
+	fl.DurationVar(&f.cfg.ConnectTimeout, "connect-timeout", db.DefaultConnectTimeout,
+		"bound on establishing each database session (TCP, TLS, authentication); a PostgreSQL URL's connect_timeout wins")
+	fl.DurationVar(&f.cfg.StatementTimeout, "statement-timeout", db.DefaultStatementTimeout,
+		"client-side bound on each statement's round trip (a COMMIT past it has an unknown outcome)")
+	fl.DurationVar(&f.cfg.TxnTimeout, "txn-timeout", 30*time.Second, "client-side bound on one whole transaction")
 	return c
 }
 
@@ -130,6 +138,9 @@ func runRun(cmd *cobra.Command, f *runFlags) (int, error) {
 	if cfg.Clients <= 0 || cfg.WL.Keys <= 0 || cfg.WL.Ops <= 0 {
 		return ExitUsage, UsageErrorf("--clients, --keys and --ops must be positive")
 	}
+	if cfg.ConnectTimeout <= 0 || cfg.StatementTimeout <= 0 || cfg.TxnTimeout <= 0 {
+		return ExitUsage, UsageErrorf("--connect-timeout, --statement-timeout and --txn-timeout must be positive")
+	}
 	if cfg.Txns <= 0 && f.duration <= 0 {
 		return ExitUsage, UsageErrorf("--txns must be positive (or give --duration)")
 	}
@@ -169,22 +180,32 @@ func runRun(cmd *cobra.Command, f *runFlags) (int, error) {
 			}
 		}
 	}
-	// The first interrupt stops issuing transactions: those in flight
-	// finish, the history is completed and checked. A second one kills
-	// the process (the default action is restored), and the server drops
-	// the temporary replication slot with the session.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	// The first SIGINT or SIGTERM (what timeout(1), systemd and container
+	// runtimes send) stops issuing transactions: those in flight finish,
+	// the history is completed, checked and reported. A second signal
+	// kills the process (the default action is restored), and the server
+	// drops the temporary replication slot with the session.
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	go func() {
 		<-ctx.Done()
 		stop()
 	}()
+	if f.sqlTrace != "" {
+		tf, err := os.Create(f.sqlTrace)
+		if err != nil {
+			return ExitUsage, UsageErrorf("--sql-trace: %v", err)
+		}
+		defer tf.Close()
+		cfg.SQLTrace = tf
+	}
 	res, err := record.Run(ctx, cfg)
 	if bar != nil {
 		_ = bar.Finish()
 	}
 	if err != nil {
-		if res != nil && res.Path != "" {
+		var we *record.WriteError
+		if res != nil && res.Path != "" && !errors.As(err, &we) {
 			fmt.Fprintf(stderr, "txray: partial history in %s\n", res.Path)
 		}
 		return ExitUsage, err

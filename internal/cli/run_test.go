@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/txray/txray/internal/testenv"
 	"github.com/txray/txray/record/db"
 )
 
@@ -81,7 +82,7 @@ func TestRunPostgresBars(t *testing.T) {
 	d, err := db.Open(ctx, u, db.Options{Level: db.Serializable})
 	cancel()
 	if err != nil {
-		t.Skipf("PostgreSQL not reachable at %s (%v); skipping", u, err)
+		testenv.Missing(t, "PostgreSQL not reachable at %s (%v)", u, err)
 	}
 	d.Close()
 	for _, tc := range []struct {

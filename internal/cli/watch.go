@@ -4,12 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -30,41 +27,55 @@ func init() { register(newWatchCmd) }
 
 func newWatchCmd() *cobra.Command {
 	var (
-		follow     string
-		httpAddr   string
-		model      string
-		initial    string
-		finalAfter time.Duration
-		tick       time.Duration
-		asJSON     bool
-		maxPerType int
-		memLimit   int64
-		checker    string
+		follow      string
+		httpAddr    string
+		model       string
+		initial     string
+		finalAfter  time.Duration
+		tick        time.Duration
+		asJSON      bool
+		maxPerType  int
+		memLimit    int64
+		checker     string
+		readTimeout time.Duration
+		maxBody     int64
 	)
 	cmd := &cobra.Command{
 		Use:   "watch",
-		Short: "check a live stream of transactions with DB timestamps (online, Aion)",
-		Long: `watch checks transactions as they arrive, in any order across sessions (in
-session order within a session), using their database start and commit
-timestamps (Aion, the online mode of Chronos). Input is native txray JSON
-Lines transaction records from stdin (default), from a file being appended to
-(--follow FILE), or from HTTP (--http :PORT; POST a JSON array or JSON Lines
-to /, GET /status).
+		Short: "check a live stream of transactions (online: Aion with DB timestamps, or Leopard with client intervals)",
+		Long: `watch checks transactions as they arrive. Input is native txray JSON Lines
+transaction records from stdin (default), from a file being appended to
+(--follow FILE: survives truncation and log rotation), or from HTTP (--http
+ADDR; POST a JSON array or JSON Lines to /, GET /status). --http :8080
+listens on the loopback interface only; to listen elsewhere name the
+interface (--http 0.0.0.0:8080 for all of them). Each request must arrive
+within --read-timeout and be at most --max-body bytes (413 beyond it).
 
-Ext verdicts can change while late transactions arrive; each becomes final
---final-after after its transaction arrived, and state older than the
-watermark is discarded to bound memory (see package check/aion). On a TTY a
-status line is kept on stderr. End of input or SIGINT/SIGTERM gives the final
-verdict over everything received. Exit codes: 0 valid, 1 invalid, 2 input
-error, 3 unknown.
+--checker aion (default) uses database start and commit timestamps, in any
+order across sessions (in session order within a session): Ext verdicts can
+change while late transactions arrive; each becomes final --final-after after
+its transaction arrived, and a write arriving later than that re-opens the
+verdicts it affects (withdrawn, or unknown when the deciding state was
+already discarded). --checker leopard uses client-side per-op intervals and a
+DBMS profile (--model postgres:serializable, ...): traces are verified once
+every transaction that could precede them has had --final-after to arrive; a
+transaction later than that makes the verdict unknown. State older than the
+window is discarded to bound memory (see docs/watch.md).
 
-What it can check: the default checker (aion) needs database start and
-commit timestamps on every transaction and checks register reads and writes
-(list appends make the verdict unknown): txray gen --workload rw-register
-output, or your own stream with start_ts/commit_ts. txray run's PostgreSQL
-and MariaDB recordings have client times but no database timestamps: watch
-them with --checker leopard --model postgres:read-committed (the database's
-profile). Everything else: txray check. See docs/watch.md.`,
+A bad line mid-stream is reported on stderr, skipped and counted. End of
+input or SIGINT/SIGTERM gives the final verdict over everything accepted;
+"valid" is never printed when nothing was checked or input was rejected.
+Exit codes: 2 input rejected or input error (the verdict is still
+printed), else 0 valid, 1 invalid, 3 unknown. --json prints one object in
+the shape of txray check --json (docs/json-output.md).
+
+What it can check: aion needs database timestamps and checks register
+reads and writes (list appends make the verdict unknown): txray gen
+--workload rw-register output, or your own stream with start_ts/commit_ts.
+txray run's PostgreSQL and MariaDB recordings have client times but no
+database timestamps: watch them with --checker leopard --model
+postgres:read-committed (the database's profile). Everything else:
+txray check.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if maxPerType < 0 {
@@ -73,8 +84,29 @@ profile). Everything else: txray check. See docs/watch.md.`,
 			if maxPerType == 0 {
 				maxPerType = check.NoCap // 0 lists all, as in txray check
 			}
+			if follow != "" && httpAddr != "" {
+				return UsageErrorf("--follow and --http are exclusive")
+			}
+			if readTimeout <= 0 || maxBody <= 0 {
+				return UsageErrorf("--read-timeout and --max-body must be positive")
+			}
+			if finalAfter <= 0 || tick <= 0 {
+				return UsageErrorf("--final-after and --tick must be positive")
+			}
+			if httpAddr != "" {
+				if _, err := httpListenAddr(httpAddr); err != nil {
+					return err
+				}
+			}
+			if memLimit > 0 {
+				// A soft limit: the Go runtime collects harder near it. The
+				// checker's live state is about (arrival rate) × --final-after
+				// × ~1.5 KB per 15-op transaction (see package check/aion).
+				debug.SetMemoryLimit(memLimit << 20)
+			}
+			hc := watchHTTPConfig{addr: httpAddr, readTimeout: readTimeout, maxBody: maxBody}
 			if checker == "leopard" {
-				return watchLeopard(cmd, model, follow, httpAddr, maxPerType, asJSON)
+				return watchLeopard(cmd, model, follow, hc, maxPerType, asJSON, finalAfter, tick)
 			}
 			if checker != "aion" {
 				return UsageErrorf("--checker must be aion or leopard")
@@ -86,19 +118,11 @@ profile). Everything else: txray check. See docs/watch.md.`,
 			if initial != "null" && initial != "0" {
 				return UsageErrorf("--initial-value must be null or 0")
 			}
-			if follow != "" && httpAddr != "" {
-				return UsageErrorf("--follow and --http are exclusive")
-			}
-			if memLimit > 0 {
-				// A soft limit: the Go runtime collects harder near it. The
-				// checker's live state is about (arrival rate) × --final-after
-				// × ~1.5 KB per 15-op transaction (see package check/aion).
-				debug.SetMemoryLimit(memLimit << 20)
-			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			w := &watcher{c: aion.New(aion.Config{Model: m, InitialZero: initial == "0", FinalAfter: finalAfter, MaxPerType: maxPerType}),
 				stderr: cmd.ErrOrStderr()}
+			w.rej.out = w.stderr
 			if f, ok := w.stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 				w.tty = true
 			}
@@ -107,53 +131,54 @@ profile). Everything else: txray check. See docs/watch.md.`,
 			var err error
 			switch {
 			case httpAddr != "":
-				err = w.serveHTTP(ctx, httpAddr)
+				err = serveWatchHTTP(ctx, w.stderr, hc, w.post, func() any {
+					w.mu.Lock()
+					defer w.mu.Unlock()
+					n, _ := w.rej.get()
+					return struct {
+						aion.Status
+						Accepted int64 `json:"txns_accepted"`
+						Rejected int64 `json:"rejected_records"`
+					}{w.c.Status(), w.n, n}
+				})
 			case follow != "":
-				var f *os.File
-				if f, err = os.Open(follow); err != nil {
+				var f *followReader
+				if f, err = openFollow(ctx, follow, func(s string) { fmt.Fprintln(w.stderr, "txray watch:", s) }); err != nil {
 					return &ExitError{Code: ExitUsage, Err: err}
 				}
 				defer f.Close()
-				err = w.consume(ctx, &followReader{ctx: ctx, f: f}, follow)
+				err = w.consume(ctx, f, follow)
 			default:
 				err = w.consume(ctx, cmd.InOrStdin(), "<stdin>")
 			}
 			close(done)
 			w.mu.Lock()
+			w.closed = true
 			res := w.c.Close()
+			n := w.n
 			w.mu.Unlock()
 			if w.tty {
 				fmt.Fprint(w.stderr, "\r\033[K")
 			}
-			if err != nil && !errors.Is(err, context.Canceled) {
-				fmt.Fprintln(w.stderr, "txray watch: input error (verdict below covers what was received):", err)
+			if ee := (*ExitError)(nil); errors.As(err, &ee) {
+				return err
 			}
-			if perr := printWatchFinal(cmd, watchSource(follow, httpAddr), res, inputErr(err), asJSON); perr != nil {
-				return perr
-			}
-			if err != nil && !errors.Is(err, context.Canceled) {
-				return Exit(ExitUsage)
-			}
-			switch res.Verdict {
-			case check.Invalid:
-				return Exit(ExitInvalid)
-			case check.Unknown:
-				return Exit(ExitUnknown)
-			}
-			return nil
+			return finishWatch(cmd.OutOrStdout(), w.stderr, watchOutcome{res: res, accepted: n, rej: &w.rej, inErr: err, source: watchSource(follow, httpAddr)}, asJSON)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&follow, "follow", "", "read a file that is being appended to (like tail -f)")
-	f.StringVar(&httpAddr, "http", "", "listen on this address (e.g. :8080) for POSTed transactions")
-	f.StringVar(&model, "model", "snapshot-isolation", "aion: snapshot-isolation or serializable; leopard: a DBMS profile (e.g. postgres:serializable) or model")
+	f.StringVar(&follow, "follow", "", "read a file that is being appended to (like tail -F: survives truncation and rotation)")
+	f.StringVar(&httpAddr, "http", "", "listen on this address for POSTed transactions (:8080 = loopback only; 0.0.0.0:8080 = every interface)")
+	f.StringVar(&model, "model", "snapshot-isolation", "aion: snapshot-isolation or serializable; leopard: a DBMS profile (e.g. postgres:serializable)")
 	f.StringVar(&checker, "checker", "aion", "online checker: aion (database start/commit timestamps) or leopard (client-side per-op intervals)")
 	f.StringVar(&initial, "initial-value", "null", "value of every key before any write: null or 0")
-	f.DurationVar(&finalAfter, "final-after", time.Second, "Ext verdicts become final this long after arrival (state is kept this long)")
+	f.DurationVar(&finalAfter, "final-after", time.Second, "arrival window: aion Ext verdicts become final, and leopard dispatches traces, this long after arrival (state is kept this long)")
 	f.Int64Var(&memLimit, "memory-limit", 900, "soft memory limit for the Go runtime in MiB (0 = none)")
 	f.DurationVar(&tick, "tick", 250*time.Millisecond, "how often to finalise verdicts, collect garbage and refresh the status line")
 	f.BoolVar(&asJSON, "json", false, "print the final result as one JSON object")
 	f.IntVar(&maxPerType, "max-anomalies", check.DefaultMaxPerType, "anomalies listed per type; 0 lists all (the totals per type are always complete)")
+	f.DurationVar(&readTimeout, "read-timeout", 30*time.Second, "--http: each request (headers and body) must be received within this")
+	f.Int64Var(&maxBody, "max-body", 64<<20, "--http: largest request body in bytes (413 beyond it)")
 	return cmd
 }
 
@@ -162,6 +187,109 @@ type watcher struct {
 	c      *aion.Checker
 	stderr io.Writer
 	tty    bool
+	n      int64 // transactions accepted (under mu)
+	closed bool  // the final verdict was taken (under mu)
+	rej    rejects
+}
+
+// addLocked adds decoded transactions (w.mu held); a transaction the
+// checker refuses is rejected and skipped.
+func (w *watcher) addLocked(txns []*aion.Txn) int {
+	n := 0
+	for _, t := range txns {
+		if err := w.c.Add(t); err != nil {
+			w.rej.add(err.Error())
+			continue
+		}
+		n++
+	}
+	w.n += int64(n)
+	return n
+}
+
+// decodeLines decodes buf (complete lines; line numbers from base+1) into
+// transactions. On a bad record the buffer is decoded again line by line,
+// so only the bad lines are lost: each is returned as a message naming
+// its line.
+func decodeLines(rd *aion.Reader, buf []byte, base int) (txns []*aion.Txn, bad []string) {
+	rd.Reset(buf, base)
+	for {
+		t, err := rd.Next()
+		if err == io.EOF {
+			return txns, nil
+		}
+		if err != nil {
+			break
+		}
+		txns = append(txns, t)
+	}
+	txns = txns[:0]
+	line := base
+	for len(buf) > 0 {
+		l := buf
+		if i := bytes.IndexByte(buf, '\n'); i >= 0 {
+			l, buf = buf[:i+1], buf[i+1:]
+		} else {
+			buf = nil
+		}
+		if len(bytes.TrimSpace(l)) > 0 {
+			rd.Reset(l, line)
+			for {
+				t, err := rd.Next()
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					bad = append(bad, err.Error())
+					break
+				}
+				txns = append(txns, t)
+			}
+		}
+		line++
+	}
+	return txns, bad
+}
+
+// post decodes and adds one HTTP body (read in full by the caller). The
+// body is decoded outside w.mu (the reader interns under the checker's own
+// lock), so decoding never delays /status or other requests.
+func (w *watcher) post(body []byte, name string) (int, []string, error) {
+	rd := aion.NewBytesReader(nil, w.c, name)
+	var txns []*aion.Txn
+	var bad []string
+	if t := bytes.TrimSpace(body); len(t) > 0 && t[0] == '[' {
+		// One JSON array: all or nothing.
+		rd.Reset(body, 0)
+		for {
+			x, err := rd.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				txns, bad = nil, []string{err.Error()}
+				break
+			}
+			txns = append(txns, x)
+		}
+	} else {
+		txns, bad = decodeLines(rd, body, 0)
+	}
+	for _, b := range bad {
+		w.rej.add(b)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return 0, nil, errors.New("watch is shutting down; nothing accepted")
+	}
+	n0, _ := w.rej.get()
+	n := w.addLocked(txns)
+	if n1, _ := w.rej.get(); n1 > n0 {
+		d := n1 - n0
+		bad = append(bad, fmt.Sprintf("%d transactions refused by the checker (see the service's stderr)", d))
+	}
+	return n, bad, nil
 }
 
 func (w *watcher) ticker(ctx context.Context, every time.Duration, done chan struct{}) {
@@ -195,14 +323,16 @@ func (w *watcher) ticker(ctx context.Context, every time.Duration, done chan str
 // consume feeds every transaction read from r to the checker. Two stages
 // run concurrently: a reader goroutine reads complete lines (outside any
 // lock: a read may block indefinitely on a live stream) and decodes them
-// into batches; the checker goroutine adds each batch under w.mu. On
-// cancellation every batch already decoded is still added, so nothing
-// received and decoded is lost; a read blocked waiting for input is
-// abandoned.
+// into batches; the checker goroutine adds each batch under w.mu. A bad
+// line is reported, counted and skipped (decodeLines); only a read error
+// ends the stream. On cancellation every batch already decoded is still
+// added, so nothing received and decoded is lost; a read blocked waiting
+// for input is abandoned.
 func (w *watcher) consume(ctx context.Context, r io.Reader, name string) error {
 	type batch struct {
 		txns []*aion.Txn
-		err  error // decoding or read error after txns; io.EOF at the end
+		bad  []string
+		err  error // read error after txns; io.EOF at the end
 	}
 	batches := make(chan batch, 8)
 	var waiting atomic.Bool // the reader is blocked reading input
@@ -224,6 +354,9 @@ func (w *watcher) consume(ctx context.Context, r io.Reader, name string) error {
 				}
 				if err != nil {
 					rerr = err
+					if len(b) > 0 {
+						lines++ // a last line without newline
+					}
 					break
 				}
 				lines++
@@ -233,39 +366,23 @@ func (w *watcher) consume(ctx context.Context, r io.Reader, name string) error {
 			}
 			var out batch
 			if len(bytes.TrimSpace(buf)) > 0 {
-				rd.Reset(buf, base)
-				for {
-					t, err := rd.Next()
-					if err != nil {
-						if err != io.EOF {
-							out.err = err
-						}
-						break
-					}
-					out.txns = append(out.txns, t)
-				}
+				out.txns, out.bad = decodeLines(rd, buf, base)
 			}
 			base += lines
-			if out.err == nil && rerr != nil {
-				out.err = rerr
-			}
+			out.err = rerr
 			batches <- out
-			if out.err != nil {
+			if rerr != nil {
 				return
 			}
 		}
 	}()
 	add := func(b batch) error {
+		for _, m := range b.bad {
+			w.rej.add(m)
+		}
 		w.mu.Lock()
-		defer w.mu.Unlock()
-		for _, t := range b.txns {
-			if err := w.c.Add(t); err != nil {
-				return err
-			}
-		}
-		if b.err == io.EOF {
-			return io.EOF
-		}
+		w.addLocked(b.txns)
+		w.mu.Unlock()
 		return b.err
 	}
 	for {
@@ -301,133 +418,4 @@ func (w *watcher) consume(ctx context.Context, r io.Reader, name string) error {
 			return ctx.Err()
 		}
 	}
-}
-
-// followReader reads a growing file, waiting for more data at EOF until the
-// context is cancelled.
-type followReader struct {
-	ctx context.Context
-	f   *os.File
-}
-
-func (r *followReader) Read(p []byte) (int, error) {
-	for {
-		n, err := r.f.Read(p)
-		if n > 0 {
-			return n, nil
-		}
-		if err != nil && err != io.EOF {
-			return 0, err
-		}
-		select {
-		case <-r.ctx.Done():
-			return 0, io.EOF
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-}
-
-func (w *watcher) serveHTTP(ctx context.Context, addr string) error {
-	mux := http.NewServeMux()
-	mux.HandleFunc("/status", func(rw http.ResponseWriter, req *http.Request) {
-		w.mu.Lock()
-		st := w.c.Status()
-		w.mu.Unlock()
-		rw.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(rw).Encode(st)
-	})
-	mux.HandleFunc("/", func(rw http.ResponseWriter, req *http.Request) {
-		if req.Method != http.MethodPost {
-			http.Error(rw, "POST a JSON array or JSON Lines of transactions", http.StatusMethodNotAllowed)
-			return
-		}
-		w.mu.Lock()
-		rd := aion.NewReader(req.Body, w.c, "POST "+req.URL.Path)
-		n := 0
-		var err error
-		for {
-			var t *aion.Txn
-			if t, err = rd.Next(); err != nil {
-				break
-			}
-			if err = w.c.Add(t); err != nil {
-				break
-			}
-			n++
-		}
-		w.mu.Unlock()
-		if err != nil && err != io.EOF {
-			http.Error(rw, fmt.Sprintf("accepted %d transactions, then: %v", n, err), http.StatusBadRequest)
-			return
-		}
-		rw.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(rw, "{\"accepted\":%d}\n", n)
-	})
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return &ExitError{Code: ExitUsage, Err: err}
-	}
-	fmt.Fprintln(w.stderr, "txray watch: listening on", ln.Addr())
-	srv := &http.Server{Handler: mux}
-	go func() {
-		<-ctx.Done()
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		srv.Shutdown(sctx) // finish in-flight POSTs so nothing received is lost
-	}()
-	if err := srv.Serve(ln); err != nil && err != http.ErrServerClosed {
-		return err
-	}
-	return nil
-}
-
-// watchLeopard runs the leopard online checker and prints its verdict.
-func watchLeopard(cmd *cobra.Command, model, follow, httpAddr string, maxPerType int, asJSON bool) error {
-	if follow != "" && httpAddr != "" {
-		return UsageErrorf("--follow and --http are exclusive")
-	}
-	w, err := newLeopardWatcher(model, maxPerType, "<stdin>")
-	if err != nil {
-		return err
-	}
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	res, err := runLeopardWatch(ctx, w, follow, httpAddr, cmd.InOrStdin())
-	if res == nil {
-		return err
-	}
-	if err != nil && !errors.Is(err, context.Canceled) {
-		fmt.Fprintln(cmd.ErrOrStderr(), "txray watch: input error (verdict below covers what was received):", err)
-	}
-	if perr := printWatchFinal(cmd, watchSource(follow, httpAddr), res, inputErr(err), asJSON); perr != nil {
-		return perr
-	}
-	if err != nil && !errors.Is(err, context.Canceled) {
-		return Exit(ExitUsage)
-	}
-	switch res.Verdict {
-	case check.Invalid:
-		return Exit(ExitInvalid)
-	case check.Unknown:
-		return Exit(ExitUnknown)
-	}
-	return nil
-}
-
-func printWatchResult(out io.Writer, r *check.Result) {
-	fmt.Fprintf(out, "%s under %s: %s\n", r.Checker, r.Model, r.Verdict)
-	if r.Reason != "" {
-		fmt.Fprintln(out, "reason:", r.Reason)
-	}
-	for _, a := range r.Anomalies {
-		fmt.Fprintf(out, "- %s: %s\n", a.Type, a.Explanation)
-	}
-	for t, n := range r.Truncated {
-		fmt.Fprintf(out, "  (%d more %s not listed)\n", n, t)
-	}
-	for _, wn := range r.Warnings {
-		fmt.Fprintln(out, "warning:", wn)
-	}
-	b, _ := json.Marshal(r.Stats)
-	fmt.Fprintf(out, "stats: %s\n", b)
 }

@@ -2,15 +2,19 @@ package cli
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
+	"os/signal"
 	"sync"
+	"syscall"
+	"time"
 
-	"github.com/txray/txray/check"
+	"github.com/spf13/cobra"
+
 	"github.com/txray/txray/check/leopard"
 	"github.com/txray/txray/history/jsonl"
 )
@@ -19,38 +23,100 @@ import (
 // lines with per-op client intervals are verified online by Leopard's
 // two-level pipeline (package check/leopard): dispatch by before-timestamp
 // up to the watermark, mechanism checks, garbage collection.
+//
+// The watermark is the arrival window (leopard.OnlineOptions.Window): every
+// tick, the verifier may dispatch traces that began no later than the
+// latest transaction begin received at least --final-after ago. A session
+// first seen late, or an idle one, therefore neither blocks dispatch (an
+// idle session would otherwise hold all state in memory) nor is missed if
+// its transactions arrive within the window; one that arrives later than
+// that is counted as late and makes the verdict unknown with the reason.
 type leopardWatcher struct {
-	mu  sync.Mutex
-	dec *jsonl.LineDecoder
-	on  *leopard.Online
-	n   int64
+	mu     sync.Mutex
+	dec    *jsonl.LineDecoder
+	on     *leopard.Online
+	n      int64
+	closed bool
+	rej    rejects
+	// maxBegin is the latest transaction begin received; samples holds
+	// (arrival time, maxBegin) pairs younger than the window.
+	maxBegin int64
+	samples  []beginSample
+	window   time.Duration
 }
 
-func newLeopardWatcher(modelName string, maxPerType int, name string) (*leopardWatcher, error) {
+type beginSample struct {
+	at    time.Time
+	begin int64
+}
+
+func newLeopardWatcher(modelName string, maxPerType int, name string, window time.Duration) (*leopardWatcher, error) {
 	dec := jsonl.NewLineDecoder(name)
 	h := dec.History()
-	on, err := leopard.NewOnlineModel(modelName, leopard.OnlineOptions{Keys: h.Keys, Values: h.Values, MaxPerType: maxPerType})
+	on, err := leopard.NewOnlineModel(modelName, leopard.OnlineOptions{Keys: h.Keys, Values: h.Values, MaxPerType: maxPerType, Window: true})
 	if err != nil {
 		return nil, UsageErrorf("--model: %v", err)
 	}
-	return &leopardWatcher{dec: dec, on: on}, nil
+	return &leopardWatcher{dec: dec, on: on, window: window, maxBegin: -1 << 62}, nil
 }
 
-// line decodes and adds one line.
-func (w *leopardWatcher) line(b []byte) error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
+// lineLocked decodes and adds one line (w.mu held). A bad line is
+// rejected and skipped.
+func (w *leopardWatcher) lineLocked(b []byte) {
 	t, err := w.dec.Decode(b)
-	if err != nil || t == nil {
-		return err
+	if h := w.dec.History(); h.VersionOrder != nil {
+		h.VersionOrder = nil // version-order evidence is not used online; do not accumulate it
+	}
+	if err != nil {
+		w.rej.add(err.Error())
+		return
+	}
+	if t == nil {
+		return
 	}
 	w.on.Add(t)
 	w.n++
-	return nil
+	if t.HasTime {
+		w.maxBegin = max(w.maxBegin, t.Invoke)
+	}
 }
 
-// consume reads lines until EOF or cancellation; every complete line read
-// before cancellation is added.
+// tick advances the verifier to the window bound: the latest begin
+// received at least one window ago.
+func (w *leopardWatcher) tick(now time.Time) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return
+	}
+	w.samples = append(w.samples, beginSample{at: now, begin: w.maxBegin})
+	bound, i := int64(-1<<62), 0
+	for ; i < len(w.samples) && now.Sub(w.samples[i].at) >= w.window; i++ {
+		bound = w.samples[i].begin
+	}
+	if i > 0 {
+		w.samples = append(w.samples[:0], w.samples[i:]...)
+		w.on.Advance(bound)
+	}
+}
+
+func (w *leopardWatcher) ticker(ctx context.Context, every time.Duration, done chan struct{}) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-done:
+			return
+		case now := <-t.C:
+			w.tick(now)
+		}
+	}
+}
+
+// consume reads lines until EOF, a read error or cancellation; every
+// complete line read before cancellation is added.
 func (w *leopardWatcher) consume(ctx context.Context, r io.Reader) error {
 	lines := make(chan []byte, 1024)
 	errc := make(chan error, 1)
@@ -62,14 +128,19 @@ func (w *leopardWatcher) consume(ctx context.Context, r io.Reader) error {
 				lines <- b
 			}
 			if err != nil {
-				close(lines)
 				if err != io.EOF {
 					errc <- err
 				}
+				close(lines)
 				return
 			}
 		}
 	}()
+	add := func(b []byte) {
+		w.mu.Lock()
+		w.lineLocked(b)
+		w.mu.Unlock()
+	}
 	for {
 		select {
 		case b, ok := <-lines:
@@ -81,9 +152,7 @@ func (w *leopardWatcher) consume(ctx context.Context, r io.Reader) error {
 					return nil
 				}
 			}
-			if err := w.line(b); err != nil {
-				return err
-			}
+			add(b)
 		case <-ctx.Done():
 			for {
 				select {
@@ -91,9 +160,7 @@ func (w *leopardWatcher) consume(ctx context.Context, r io.Reader) error {
 					if !ok {
 						return ctx.Err()
 					}
-					if err := w.line(b); err != nil {
-						return err
-					}
+					add(b)
 				default:
 					return ctx.Err()
 				}
@@ -102,76 +169,76 @@ func (w *leopardWatcher) consume(ctx context.Context, r io.Reader) error {
 	}
 }
 
-func (w *leopardWatcher) serveHTTP(ctx context.Context, addr string) error {
-	mux := http.NewServeMux()
-	mux.HandleFunc("/", func(rw http.ResponseWriter, req *http.Request) {
-		if req.Method != http.MethodPost {
-			w.mu.Lock()
-			st := w.on.Stats()
-			n := w.n
-			w.mu.Unlock()
-			fmt.Fprintf(rw, "{\"txns\":%d,\"stats\":%v}\n", n, mapJSON(st))
-			return
-		}
-		br := bufio.NewReader(req.Body)
-		for {
-			b, err := br.ReadBytes('\n')
-			if len(b) > 0 {
-				if lerr := w.line(b); lerr != nil {
-					http.Error(rw, lerr.Error(), http.StatusBadRequest)
-					return
-				}
-			}
-			if err != nil {
-				break
-			}
-		}
-		rw.WriteHeader(http.StatusAccepted)
-	})
-	srv := &http.Server{Addr: addr, Handler: mux}
-	go func() { <-ctx.Done(); srv.Close() }()
-	err := srv.ListenAndServe()
-	if errors.Is(err, http.ErrServerClosed) {
-		return ctx.Err()
+// post adds one HTTP body (JSON Lines), read in full by the caller.
+func (w *leopardWatcher) post(body []byte, name string) (int, []string, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return 0, nil, errors.New("watch is shutting down; nothing accepted")
 	}
-	return err
+	n0 := w.n
+	var bad []string
+	for len(body) > 0 {
+		l := body
+		if i := bytes.IndexByte(body, '\n'); i >= 0 {
+			l, body = body[:i+1], body[i+1:]
+		} else {
+			body = nil
+		}
+		before, _ := w.rej.get()
+		w.lineLocked(l)
+		if after, _ := w.rej.get(); after > before {
+			bad = append(bad, "a line of "+name+" was rejected (see the service's stderr)")
+		}
+	}
+	return int(w.n - n0), bad, nil
 }
 
-func mapJSON(m map[string]int64) string {
-	s := "{"
-	first := true
-	for k, v := range m {
-		if !first {
-			s += ","
-		}
-		first = false
-		s += fmt.Sprintf("%q:%d", k, v)
-	}
-	return s + "}"
+func (w *leopardWatcher) status() any {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	st := w.on.Stats()
+	rej, _ := w.rej.get()
+	return map[string]any{"txns": w.n, "rejected_records": rej, "stats": st}
 }
 
-// runLeopardWatch is the leopard branch of `txray watch`.
-func runLeopardWatch(ctx context.Context, w *leopardWatcher, follow, httpAddr string, stdin io.Reader) (*check.Result, error) {
-	var err error
+// watchLeopard is the leopard branch of `txray watch`.
+func watchLeopard(cmd *cobra.Command, model, follow string, hc watchHTTPConfig, maxPerType int, asJSON bool, window, tick time.Duration) error {
+	name := "<stdin>"
+	if follow != "" {
+		name = follow
+	}
+	w, err := newLeopardWatcher(model, maxPerType, name, window)
+	if err != nil {
+		return err
+	}
+	stderr := cmd.ErrOrStderr()
+	w.rej.out = stderr
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	done := make(chan struct{})
+	go w.ticker(ctx, tick, done)
 	switch {
-	case httpAddr != "":
-		err = w.serveHTTP(ctx, httpAddr)
+	case hc.addr != "":
+		err = serveWatchHTTP(ctx, stderr, hc, w.post, w.status)
 	case follow != "":
-		var f *os.File
-		if f, err = os.Open(follow); err != nil {
-			return nil, &ExitError{Code: ExitUsage, Err: err}
+		var f *followReader
+		if f, err = openFollow(ctx, follow, func(s string) { fmt.Fprintln(stderr, "txray watch:", s) }); err != nil {
+			return &ExitError{Code: ExitUsage, Err: err}
 		}
 		defer f.Close()
-		err = w.consume(ctx, &followReader{ctx: ctx, f: f})
+		err = w.consume(ctx, f)
 	default:
-		err = w.consume(ctx, stdin)
+		err = w.consume(ctx, cmd.InOrStdin())
+	}
+	close(done)
+	if ee := (*ExitError)(nil); errors.As(err, &ee) {
+		return err
 	}
 	w.mu.Lock()
+	w.closed = true
 	res := w.on.Flush()
+	n := w.n
 	w.mu.Unlock()
-	if res.Stats == nil {
-		res.Stats = map[string]any{}
-	}
-	res.Stats["txns_received"] = w.n
-	return res, err
+	return finishWatch(cmd.OutOrStdout(), stderr, watchOutcome{res: res, accepted: n, rej: &w.rej, inErr: err, source: watchSource(follow, hc.addr)}, asJSON)
 }

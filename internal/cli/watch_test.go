@@ -249,11 +249,13 @@ func TestWatchHTTP(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("watch --http did not stop on cancellation")
 	}
+	// The refused POST is counted and reflected in the exit code; the
+	// verdict over what was accepted is still printed.
 	var ee *ExitError
-	if !errors.As(err, &ee) || ee.Code != ExitInvalid {
-		t.Fatalf("exit %v, want %d; stderr %s", err, ExitInvalid, errb.String())
+	if !errors.As(err, &ee) || ee.Code != ExitUsage {
+		t.Fatalf("exit %v, want %d; stderr %s", err, ExitUsage, errb.String())
 	}
-	if r := parseWatch(t, out.String()); r.Stats["txns"] != float64(3) || strings.Join(r.AnomalyTypes, ",") != "ext" {
+	if r := parseWatch(t, out.String()); r.Valid != false || r.Stats["txns"] != float64(3) || strings.Join(r.AnomalyTypes, ",") != "ext" || r.Stats["rejected_records"] != float64(1) {
 		t.Fatalf("%+v", r)
 	}
 }

@@ -33,6 +33,8 @@ import (
 	"math"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/txray/txray/internal/safetext"
 )
 
 // Kind is the type of a Value.
@@ -256,12 +258,29 @@ type SyntaxError struct {
 	Msg       string
 }
 
+// Error renders the position and message, with control characters and
+// invalid UTF-8 escaped (internal/safetext): messages quote input.
 func (e *SyntaxError) Error() string {
-	return fmt.Sprintf("line %d, column %d: %s", e.Line, e.Col, e.Msg)
+	return fmt.Sprintf("line %d, column %d: %s", e.Line, e.Col, safetext.Escape(e.Msg))
 }
 
-// MaxDepth bounds collection nesting so hostile input cannot exhaust the stack.
+// MaxDepth bounds nesting so hostile input cannot exhaust the stack: it
+// counts every construct the reader recurses on — collections, and the
+// prefixes that apply to the next value (#tag, #_ discard, ^metadata) —
+// so a chain of a million #_ or ^m is an error at depth MaxDepth, not a
+// stack overflow.
 const MaxDepth = 10000
+
+// nest enters one level of a recursive construct (leave with unnest).
+func (r *Reader) nest(what string) error {
+	if r.depth >= MaxDepth {
+		return r.errf("%s nested deeper than %d levels (collections, #tags, #_ discards and ^metadata count)", what, MaxDepth)
+	}
+	r.depth++
+	return nil
+}
+
+func (r *Reader) unnest() { r.depth-- }
 
 // Reader reads EDN values from an io.Reader.
 type Reader struct {
@@ -287,6 +306,8 @@ type Reader struct {
 	cache  [256]string
 	sbuf   []byte
 	depth  int
+	// started: the input's start was checked for a UTF-8 BOM.
+	started bool
 }
 
 // NewReader returns a Reader reading from r with its own buffer.
@@ -358,8 +379,18 @@ func (r *Reader) newline() {
 	r.lineStart = r.base + int64(r.pos)
 }
 
-// skipSpace skips white space, commas and ; comments.
+// skipSpace skips white space, commas and ; comments (and a UTF-8 byte
+// order mark at the very start of the input).
 func (r *Reader) skipSpace() {
+	if !r.started {
+		r.started = true
+		for r.end-r.pos < 3 && r.fill() {
+		}
+		if r.base == 0 && r.pos == 0 && r.end >= 3 && r.buf[0] == 0xEF && r.buf[1] == 0xBB && r.buf[2] == 0xBF {
+			r.pos = 3
+			r.lineStart = 3
+		}
+	}
 	for {
 		for r.pos < r.end {
 			c := r.buf[r.pos]
@@ -541,6 +572,10 @@ func (r *Reader) value() (Value, error) {
 		return r.dispatch(v)
 	case c == '^':
 		r.pos++
+		if err := r.nest("^metadata"); err != nil {
+			return v, err
+		}
+		defer r.unnest()
 		if _, err := r.valueNoEOF(); err != nil { // metadata
 			return v, err
 		}
@@ -1064,6 +1099,10 @@ func (r *Reader) dispatch(v Value) (Value, error) {
 		return r.coll(v, Set, '}')
 	case c == '_':
 		r.pos++
+		if err := r.nest("#_ discard"); err != nil {
+			return v, err
+		}
+		defer r.unnest()
 		if _, err := r.valueNoEOF(); err != nil {
 			return v, err
 		}
@@ -1104,6 +1143,10 @@ func (r *Reader) dispatch(v Value) (Value, error) {
 		return m, nil
 	case isSymbolStart(c):
 		tag := r.intern(r.token())
+		if err := r.nest("#" + tag); err != nil {
+			return v, err
+		}
+		defer r.unnest()
 		el, err := r.valueNoEOF()
 		if err != nil {
 			return v, err

@@ -95,3 +95,37 @@ func TestPostgresSSIG2ItemFoundFullHistory(t *testing.T) {
 	}
 	checkG2(t, h)
 }
+
+// TestPostgresSSIOpenStructureNotAnomaly: PostgreSQL committed a dangerous
+// structure that closes no dependency cycle
+// (testdata/findings/postgres-ssi-open-structure.jsonl): the history is
+// serializable, so no checker may call it invalid under serializable or
+// postgres:serializable; leopard counts and warns about the structure.
+func TestPostgresSSIOpenStructureNotAnomaly(t *testing.T) {
+	h, err := history.DecodeFile(filepath.Join("..", "..", "testdata", "findings", "postgres-ssi-open-structure.jsonl"), "auto", history.DecodeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sawLeopard := false
+	for _, m := range []string{"serializable", "postgres:serializable"} {
+		ok, _ := check.Pick(h, m)
+		for _, c := range ok {
+			r, err := c.Check(context.Background(), h, check.Options{Model: m})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Verdict == check.Invalid {
+				t.Errorf("%s under %s: invalid %v on a serializable history: %v", c.Name(), m, r.AnomalyTypes, r.Anomalies)
+			}
+			if c.Name() == "leopard" && m == "postgres:serializable" {
+				sawLeopard = true
+				if r.Verdict != check.Valid || r.Stats["ssi_open_structures"] == nil || len(r.Warnings) == 0 {
+					t.Errorf("leopard: want valid with the open structure warned, got %s %v %v", r.Verdict, r.Stats["ssi_open_structures"], r.Warnings)
+				}
+			}
+		}
+	}
+	if !sawLeopard {
+		t.Error("leopard did not apply under postgres:serializable")
+	}
+}

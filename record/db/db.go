@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/txray/txray/history"
 )
@@ -181,7 +182,23 @@ type Options struct {
 	// Warn is called once per limitation the server imposes (e.g.
 	// wal_level below logical).
 	Warn func(msg string)
+	// ConnectTimeout bounds establishing one server session (TCP, TLS,
+	// authentication and the session's setup statements); 0 means
+	// DefaultConnectTimeout. A PostgreSQL URL's connect_timeout wins.
+	ConnectTimeout time.Duration
+	// StatementTimeout bounds each statement on the client side (the
+	// round trip, not only the server's work, so a server that accepts and
+	// never answers cannot hang a run); 0 means DefaultStatementTimeout.
+	// A COMMIT that times out has an unknown outcome. Waiting for another
+	// txray run's lock (Exclusive) is not bounded by it.
+	StatementTimeout time.Duration
 }
+
+// Default timeouts for Options.
+const (
+	DefaultConnectTimeout   = 10 * time.Second
+	DefaultStatementTimeout = 30 * time.Second
+)
 
 // DB is an opened database.
 type DB interface {
@@ -224,12 +241,18 @@ func Open(ctx context.Context, rawURL string, o Options) (DB, error) {
 	if o.Warn == nil {
 		o.Warn = func(string) {}
 	}
+	if o.ConnectTimeout <= 0 {
+		o.ConnectTimeout = DefaultConnectTimeout
+	}
+	if o.StatementTimeout <= 0 {
+		o.StatementTimeout = DefaultStatementTimeout
+	}
 	if rawURL == "" || rawURL == "sqlite" || rawURL == "sqlite:" || rawURL == "sqlite://" {
 		return openSQLite(ctx, "", o)
 	}
 	u, err := url.Parse(rawURL)
 	if err != nil {
-		return nil, fmt.Errorf("--db %q: %v", rawURL, err)
+		return nil, fmt.Errorf("--db %q: %v", Redact(rawURL), ScrubError(err, rawURL))
 	}
 	switch u.Scheme {
 	case "sqlite", "sqlite3", "file":
@@ -244,7 +267,7 @@ func Open(ctx context.Context, rawURL string, o Options) (DB, error) {
 	case "postgres", "postgresql":
 		return openPostgres(ctx, rawURL, o)
 	case "mysql", "mariadb":
-		return openMySQL(ctx, u, o)
+		return openMySQL(ctx, rawURL, u, o)
 	}
-	return nil, fmt.Errorf("--db %q: unsupported scheme %q (want sqlite, postgres or mysql)", rawURL, u.Scheme)
+	return nil, fmt.Errorf("--db %q: unsupported scheme %q (want sqlite, postgres or mysql)", Redact(rawURL), u.Scheme)
 }

@@ -53,7 +53,7 @@ func TestGTIDSeq(t *testing.T) {
 }
 
 func TestRedact(t *testing.T) {
-	if got := redact("postgres://u:secret@h:5432/db"); got != "postgres://u:***@h:5432/db" {
+	if got := Redact("postgres://u:secret@h:5432/db"); got != "postgres://u:***@h:5432/db" {
 		t.Fatalf("redact = %q", got)
 	}
 }

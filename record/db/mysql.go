@@ -25,6 +25,8 @@ type myDB struct {
 	// lock is the session holding the run lock (see Exclusive).
 	lock     *sql.Conn
 	lockName string
+	// dsn is the address as given, for scrubbing messages.
+	dsn string
 }
 
 // Exclusive takes the named lock "txray_run:<database>" with GET_LOCK on a
@@ -35,13 +37,18 @@ func (m *myDB) Exclusive(ctx context.Context, wait func()) error {
 		return nil
 	}
 	var dbName sql.NullString
-	if err := m.db.QueryRowContext(ctx, "SELECT DATABASE()").Scan(&dbName); err != nil {
+	sctx, cancel := m.o.stmt(ctx)
+	err := m.db.QueryRowContext(sctx, "SELECT DATABASE()").Scan(&dbName)
+	cancel()
+	if err != nil {
 		return fmt.Errorf("mysql: SELECT DATABASE(): %v", err)
 	}
 	name := "txray_run:" + dbName.String
-	c, err := m.db.Conn(ctx)
+	cctx, cancel := m.o.connect(ctx)
+	c, err := m.db.Conn(cctx)
+	cancel()
 	if err != nil {
-		return err
+		return fmt.Errorf("mysql: connect: %v", ScrubError(err, m.dsn))
 	}
 	for waited := false; ; {
 		var got sql.NullInt64
@@ -49,7 +56,10 @@ func (m *myDB) Exclusive(ctx context.Context, wait func()) error {
 		if waited {
 			timeout = 1
 		}
-		if err := c.QueryRowContext(ctx, "SELECT GET_LOCK(?, ?)", name, timeout).Scan(&got); err != nil {
+		sctx, cancel := m.o.stmt(ctx)
+		err := c.QueryRowContext(sctx, "SELECT GET_LOCK(?, ?)", name, timeout).Scan(&got)
+		cancel()
+		if err != nil {
 			c.Close()
 			return fmt.Errorf("mysql: GET_LOCK: %v", err)
 		}
@@ -69,9 +79,12 @@ func (m *myDB) Exclusive(ctx context.Context, wait func()) error {
 	return nil
 }
 
-func openMySQL(ctx context.Context, u *url.URL, o Options) (DB, error) {
+func openMySQL(ctx context.Context, rawURL string, u *url.URL, o Options) (DB, error) {
 	cfg := mysql.NewConfig()
 	cfg.Net = "tcp"
+	// Dial timeout; the handshake and authentication are bounded by the
+	// connect context (the driver closes the socket when it ends).
+	cfg.Timeout = o.ConnectTimeout
 	cfg.Addr = u.Host
 	if u.Port() == "" {
 		cfg.Addr = u.Hostname() + ":3306"
@@ -88,18 +101,23 @@ func openMySQL(ctx context.Context, u *url.URL, o Options) (DB, error) {
 		c2.DBName = ""
 		if conn, err := mysql.NewConnector(c2); err == nil {
 			d := sql.OpenDB(conn)
-			_, _ = d.ExecContext(ctx, "CREATE DATABASE IF NOT EXISTS `"+strings.ReplaceAll(cfg.DBName, "`", "")+"`")
+			cctx, cancel := o.connect(ctx)
+			_, _ = d.ExecContext(cctx, "CREATE DATABASE IF NOT EXISTS `"+strings.ReplaceAll(cfg.DBName, "`", "")+"`")
+			cancel()
 			d.Close()
 		}
 	}
 	conn, err := mysql.NewConnector(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("mysql %s: %w", u.Redacted(), err)
+		return nil, fmt.Errorf("mysql %s: %w", Redact(rawURL), ScrubError(err, rawURL))
 	}
-	m := &myDB{db: sql.OpenDB(conn), o: o}
-	if err := m.db.PingContext(ctx); err != nil {
+	m := &myDB{db: sql.OpenDB(conn), o: o, dsn: rawURL}
+	cctx, cancel := o.connect(ctx)
+	err = m.db.PingContext(cctx)
+	cancel()
+	if err != nil {
 		m.db.Close()
-		return nil, fmt.Errorf("mysql %s: %w", u.Redacted(), err)
+		return nil, fmt.Errorf("mysql %s: %w (connect timeout %v)", Redact(rawURL), ScrubError(err, rawURL), o.ConnectTimeout)
 	}
 	v, _ := m.Version(ctx)
 	m.mariadb = strings.Contains(strings.ToLower(v), "mariadb")
@@ -141,6 +159,8 @@ func (m *myDB) Upsert(table string, appendList bool) string {
 
 func (m *myDB) Version(ctx context.Context) (string, error) {
 	var v string
+	ctx, cancel := m.o.stmt(ctx)
+	defer cancel()
 	err := m.db.QueryRowContext(ctx, "SELECT version()").Scan(&v)
 	if err == nil && !strings.Contains(strings.ToLower(v), "mariadb") {
 		v = "MySQL " + v
@@ -150,7 +170,10 @@ func (m *myDB) Version(ctx context.Context) (string, error) {
 
 func (m *myDB) Setup(ctx context.Context, stmts ...string) error {
 	for _, q := range stmts {
-		if _, err := m.db.ExecContext(ctx, q); err != nil {
+		sctx, cancel := m.o.stmt(ctx)
+		_, err := m.db.ExecContext(sctx, q)
+		cancel()
+		if err != nil {
 			return fmt.Errorf("setup %q: %v", q, err)
 		}
 	}
@@ -158,15 +181,17 @@ func (m *myDB) Setup(ctx context.Context, stmts ...string) error {
 }
 
 func (m *myDB) Conn(ctx context.Context) (Conn, error) {
-	c, err := m.db.Conn(ctx)
+	cctx, cancel := m.o.connect(ctx)
+	defer cancel()
+	c, err := m.db.Conn(cctx)
 	if err != nil {
-		return nil, err
+		return nil, ScrubError(err, m.dsn)
 	}
-	if _, err := c.ExecContext(ctx, "SET SESSION TRANSACTION ISOLATION LEVEL "+sqlLevel(m.o.Level)); err != nil {
+	if _, err := c.ExecContext(cctx, "SET SESSION TRANSACTION ISOLATION LEVEL "+sqlLevel(m.o.Level)); err != nil {
 		c.Close()
 		return nil, err
 	}
-	sc := &sqlConn{c: c, begin: "START TRANSACTION", classify: classifyMySQL}
+	sc := &sqlConn{c: c, begin: "START TRANSACTION", classify: classifyMySQL, timeout: m.o.StatementTimeout}
 	if m.gtid {
 		sc.afterCommit = func(ctx context.Context, c *sql.Conn, ev *TxnEvidence) error {
 			var g sql.NullString

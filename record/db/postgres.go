@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -39,10 +40,13 @@ func (p *pgDB) Exclusive(ctx context.Context, wait func()) error {
 	}
 	c, err := pgx.ConnectConfig(ctx, p.cfg.Copy())
 	if err != nil {
-		return fmt.Errorf("postgres %s: %v", redact(p.url), err)
+		return fmt.Errorf("postgres %s: %v", Redact(p.url), err)
 	}
 	var ok bool
-	if err := c.QueryRow(ctx, "SELECT pg_try_advisory_lock($1)", int64(pgRunLock)).Scan(&ok); err != nil {
+	sctx, cancel := p.o.stmt(ctx)
+	err = c.QueryRow(sctx, "SELECT pg_try_advisory_lock($1)", int64(pgRunLock)).Scan(&ok)
+	cancel()
+	if err != nil {
 		c.Close(context.Background())
 		return fmt.Errorf("postgres: pg_try_advisory_lock: %v", err)
 	}
@@ -68,21 +72,28 @@ const pgDeadlockTimeout = "10ms"
 func openPostgres(ctx context.Context, url string, o Options) (DB, error) {
 	cfg, err := pgx.ParseConfig(url)
 	if err != nil {
-		return nil, fmt.Errorf("postgres %s: %w", redact(url), err)
+		return nil, fmt.Errorf("postgres %s: %w", Redact(url), ScrubError(err, url))
+	}
+	if cfg.ConnectTimeout == 0 {
+		// Bounds the whole connect (dial, TLS, startup, authentication)
+		// of every session; a URL's connect_timeout is kept.
+		cfg.ConnectTimeout = o.ConnectTimeout
 	}
 	c, err := pgx.ConnectConfig(ctx, cfg.Copy())
 	if err != nil {
-		return nil, fmt.Errorf("postgres %s: %w", redact(url), err)
+		return nil, fmt.Errorf("postgres %s: %w (connect timeout %v)", Redact(url), ScrubError(err, url), cfg.ConnectTimeout)
 	}
 	p := &pgDB{url: url, cfg: cfg, o: o, level: o.Level, setup: c}
 	if _, set := cfg.RuntimeParams["deadlock_timeout"]; !set {
 		// deadlock_timeout is superuser-settable only; without the
 		// privilege the server's setting stays.
-		if _, err := c.Exec(ctx, "SET deadlock_timeout = '"+pgDeadlockTimeout+"'"); err == nil {
+		sctx, cancel := o.stmt(ctx)
+		defer cancel()
+		if _, err := c.Exec(sctx, "SET deadlock_timeout = '"+pgDeadlockTimeout+"'"); err == nil {
 			cfg.RuntimeParams["deadlock_timeout"] = pgDeadlockTimeout
 		} else {
 			var cur string
-			_ = c.QueryRow(ctx, "SHOW deadlock_timeout").Scan(&cur)
+			_ = c.QueryRow(sctx, "SHOW deadlock_timeout").Scan(&cur)
 			o.Warn(fmt.Sprintf("postgres: cannot lower deadlock_timeout (%s) for the run's sessions (%v): contended runs wait that long per deadlock", cur, err))
 		}
 	}
@@ -91,19 +102,6 @@ func openPostgres(ctx context.Context, url string, o Options) (DB, error) {
 		p.level = ReadCommitted
 	}
 	return p, nil
-}
-
-// redact drops a password from a URL for messages.
-func redact(u string) string {
-	if i := strings.Index(u, "://"); i >= 0 {
-		if j := strings.Index(u[i+3:], "@"); j >= 0 {
-			cred := u[i+3 : i+3+j]
-			if k := strings.Index(cred, ":"); k >= 0 {
-				return u[:i+3] + cred[:k] + ":***" + u[i+3+j:]
-			}
-		}
-	}
-	return u
 }
 
 // Settings are the session settings the run's sessions use, for the
@@ -129,13 +127,18 @@ func (p *pgDB) Upsert(table string, appendList bool) string {
 
 func (p *pgDB) Version(ctx context.Context) (string, error) {
 	var v string
+	ctx, cancel := p.o.stmt(ctx)
+	defer cancel()
 	err := p.setup.QueryRow(ctx, "SELECT version()").Scan(&v)
 	return v, err
 }
 
 func (p *pgDB) Setup(ctx context.Context, stmts ...string) error {
 	for _, q := range stmts {
-		if _, err := p.setup.Exec(ctx, q); err != nil {
+		sctx, cancel := p.o.stmt(ctx)
+		_, err := p.setup.Exec(sctx, q)
+		cancel()
+		if err != nil {
 			return fmt.Errorf("setup %q: %v", q, err)
 		}
 	}
@@ -154,7 +157,7 @@ func (p *pgDB) Conn(ctx context.Context) (Conn, error) {
 		// transaction's snapshot.
 		begin += "; SELECT pg_current_xact_id()::text, pg_current_snapshot()::text"
 	}
-	return &pgConn{c: c, begin: begin, record: p.o.Record}, nil
+	return &pgConn{c: c, begin: begin, record: p.o.Record, timeout: p.o.StatementTimeout}, nil
 }
 
 func (p *pgDB) Close() error {
@@ -174,12 +177,16 @@ type pgConn struct {
 	begin  string
 	record bool
 	ev     TxnEvidence
+	// timeout bounds each statement (Options.StatementTimeout).
+	timeout time.Duration
 }
 
 var errRolledBack = errors.New("COMMIT answered ROLLBACK: the transaction had failed")
 
 func (c *pgConn) Begin(ctx context.Context) error {
 	c.ev = TxnEvidence{}
+	ctx, cancel := bounded(ctx, c.timeout)
+	defer cancel()
 	rs, err := c.c.PgConn().Exec(ctx, c.begin).ReadAll()
 	if err != nil {
 		return err
@@ -193,6 +200,8 @@ func (c *pgConn) Begin(ctx context.Context) error {
 }
 
 func (c *pgConn) Exec(ctx context.Context, q string, args ...any) (int64, error) {
+	ctx, cancel := bounded(ctx, c.timeout)
+	defer cancel()
 	t, err := c.c.Exec(ctx, q, args...)
 	if err != nil {
 		return 0, err
@@ -201,14 +210,18 @@ func (c *pgConn) Exec(ctx context.Context, q string, args ...any) (int64, error)
 }
 
 func (c *pgConn) Query(ctx context.Context, q string, args ...any) (Rows, error) {
+	ctx, cancel := bounded(ctx, c.timeout)
 	r, err := c.c.Query(ctx, q, args...)
 	if err != nil {
+		cancel()
 		return nil, err
 	}
-	return r, nil
+	return cancelRows{r, cancel}, nil
 }
 
 func (c *pgConn) Commit(ctx context.Context) error {
+	ctx, cancel := bounded(ctx, c.timeout)
+	defer cancel()
 	t, err := c.c.Exec(ctx, "COMMIT")
 	if err != nil {
 		return err
@@ -220,6 +233,8 @@ func (c *pgConn) Commit(ctx context.Context) error {
 }
 
 func (c *pgConn) Rollback(ctx context.Context) error {
+	ctx, cancel := bounded(ctx, c.timeout)
+	defer cancel()
 	_, err := c.c.Exec(ctx, "ROLLBACK")
 	return err
 }
@@ -268,7 +283,9 @@ func (p *pgDB) CommitStream(ctx context.Context) (CommitStream, string, error) {
 		return nil, "", err
 	}
 	var wal string
-	if err := c.QueryRow(ctx, "SHOW wal_level").Scan(&wal); err != nil {
+	sctx, cancel := p.o.stmt(ctx)
+	defer cancel()
+	if err := c.QueryRow(sctx, "SHOW wal_level").Scan(&wal); err != nil {
 		c.Close(ctx)
 		return nil, "", err
 	}
@@ -277,7 +294,7 @@ func (p *pgDB) CommitStream(ctx context.Context) (CommitStream, string, error) {
 		return nil, fmt.Sprintf("postgres wal_level is %q, not \"logical\": no exact commit order (enable with ALTER SYSTEM SET wal_level = logical and a server restart)", wal), nil
 	}
 	name := fmt.Sprintf("txray_%d_%d", os.Getpid(), rand.Uint32())
-	if _, err := c.Exec(ctx, "SELECT pg_create_logical_replication_slot($1, 'test_decoding', true)", name); err != nil {
+	if _, err := c.Exec(sctx, "SELECT pg_create_logical_replication_slot($1, 'test_decoding', true)", name); err != nil {
 		c.Close(ctx)
 		return nil, fmt.Sprintf("postgres: cannot create a logical replication slot (%v): no exact commit order", err), nil
 	}

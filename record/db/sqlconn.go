@@ -3,6 +3,7 @@ package db
 import (
 	"context"
 	"database/sql"
+	"time"
 )
 
 // sqlConn is a Conn over one dedicated database/sql connection; SQLite and
@@ -14,6 +15,8 @@ type sqlConn struct {
 	// afterCommit, if set, collects evidence after a successful COMMIT.
 	afterCommit func(ctx context.Context, c *sql.Conn, ev *TxnEvidence) error
 	ev          TxnEvidence
+	// timeout bounds each statement (0: none; SQLite is in-process).
+	timeout time.Duration
 }
 
 type sqlRows struct{ *sql.Rows }
@@ -22,11 +25,15 @@ func (r sqlRows) Close() { _ = r.Rows.Close() }
 
 func (s *sqlConn) Begin(ctx context.Context) error {
 	s.ev = TxnEvidence{}
+	ctx, cancel := bounded(ctx, s.timeout)
+	defer cancel()
 	_, err := s.c.ExecContext(ctx, s.begin)
 	return err
 }
 
 func (s *sqlConn) Exec(ctx context.Context, q string, args ...any) (int64, error) {
+	ctx, cancel := bounded(ctx, s.timeout)
+	defer cancel()
 	r, err := s.c.ExecContext(ctx, q, args...)
 	if err != nil {
 		return 0, err
@@ -36,14 +43,18 @@ func (s *sqlConn) Exec(ctx context.Context, q string, args ...any) (int64, error
 }
 
 func (s *sqlConn) Query(ctx context.Context, q string, args ...any) (Rows, error) {
+	ctx, cancel := bounded(ctx, s.timeout)
 	r, err := s.c.QueryContext(ctx, q, args...)
 	if err != nil {
+		cancel()
 		return nil, err
 	}
-	return sqlRows{r}, nil
+	return cancelRows{sqlRows{r}, cancel}, nil
 }
 
 func (s *sqlConn) Commit(ctx context.Context) error {
+	ctx, cancel := bounded(ctx, s.timeout)
+	defer cancel()
 	if _, err := s.c.ExecContext(ctx, "COMMIT"); err != nil {
 		return err
 	}
@@ -56,6 +67,8 @@ func (s *sqlConn) Commit(ctx context.Context) error {
 }
 
 func (s *sqlConn) Rollback(ctx context.Context) error {
+	ctx, cancel := bounded(ctx, s.timeout)
+	defer cancel()
 	_, err := s.c.ExecContext(ctx, "ROLLBACK")
 	return err
 }

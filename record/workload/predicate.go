@@ -23,17 +23,23 @@ func init() {
 // predicate anti-dependency that phantoms (Adya 1999 §4.4.3 G2, predicate
 // reads) are made of.
 //
+// On PostgreSQL and MariaDB/MySQL each write also returns the version it
+// replaced (versionChain), from which the recorder builds the version order
+// of every key without a commit log.
+//
 // Not yet recorded: predicate UPDATE/DELETE statements (they need the rows
 // a statement matched, with their prior versions, which not every database
 // returns).
 type predicate struct {
 	read, write string
+	chain       *versionChain // nil: plain upsert, no replaced version
 }
 
 func newPredicate(d db.Dialect) *predicate {
 	return &predicate{
 		read:  "SELECT k, v FROM " + PredTable + " WHERE k >= " + d.Param(1) + " AND k <= " + d.Param(2) + " ORDER BY k",
 		write: d.Upsert(PredTable, false),
+		chain: newVersionChain(d, PredTable),
 	}
 }
 
@@ -69,7 +75,11 @@ func (w *predicate) Exec(ctx context.Context, c db.Conn, g *Gen, p *Plan, rec *R
 		if s.Kind == history.Write {
 			v := g.S.Value()
 			i := rec.Start(Op{Kind: history.Write, Key: s.Key, Value: v, HasValue: true})
-			if _, err := c.Exec(ctx, w.write, s.Key, v); err != nil {
+			if w.chain != nil {
+				if err := w.chain.write(ctx, c, &rec.Ops[i], s.Key, v); err != nil {
+					return err
+				}
+			} else if _, err := c.Exec(ctx, w.write, s.Key, v); err != nil {
 				return err
 			}
 			rec.Finish(i)

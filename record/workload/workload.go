@@ -46,6 +46,11 @@ type Op struct {
 	// that the statement returned, so the result fields are meaningful.
 	Invoke, Complete int64
 	Done             bool
+	// Prev is the version a write replaced, when the write statement
+	// returned it (PrevKnown; PrevNone: it inserted the row): the
+	// recorder chains these into the version order (record/certificate.go).
+	Prev                int64
+	PrevKnown, PrevNone bool
 }
 
 // Pred is a predicate read.

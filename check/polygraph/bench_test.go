@@ -1,0 +1,124 @@
+package polygraph
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/txray/txray/check"
+	"github.com/txray/txray/history"
+	"github.com/txray/txray/model"
+	"github.com/txray/txray/sim"
+)
+
+// benchHistory generates a King Cobra / Cobra style history with the
+// simulator at serializable level, with timestamps (and, unless keepVO,
+// the version order) hidden.
+func benchHistory(tb testing.TB, mix string, txns, clients int, keepVO bool) *history.History {
+	level := sim.Serializable
+	if mix == sim.MixBlindWRW {
+		level = sim.StrictSerializable // serializable lets read-only txns read stale snapshots: not strong-session
+	}
+	cfg := sim.Config{Workload: sim.RWRegister, Mix: mix, Level: level, Txns: txns, Clients: clients,
+		Keys: 20, MinOps: 4, MaxOps: 8, Seed: 1}
+	h, _, err := sim.Generate(cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	vo := h.VersionOrder
+	hide(h)
+	if keepVO {
+		h.VersionOrder = vo
+		h.Evidence.VersionOrder = true
+	}
+	return h
+}
+
+func benchCheck(b *testing.B, h *history.History, m string) {
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		r, err := Checker{}.Check(context.Background(), h, check.Options{Model: m, Params: map[string]string{"inference": "false"}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if r.Verdict != check.Valid {
+			b.Fatalf("verdict %s: %s", r.Verdict, r.Reason)
+		}
+		if i == 0 {
+			b.ReportMetric(float64(r.Stats["constraints_before_pruning"].(int)), "constraints")
+			b.ReportMetric(float64(r.Stats["constraints_after_pruning"].(int)), "unpruned")
+		}
+	}
+}
+
+// BenchmarkKingCobra: 10,000-transaction histories from 20 clients in the
+// three King Cobra mixes, serializability without session order, with and
+// without the version order (bars: <= 10 s without, <= 1 s with).
+func BenchmarkKingCobra(b *testing.B) {
+	for _, mix := range []string{sim.MixRMW, sim.MixRW50, sim.MixW80} {
+		for _, vo := range []bool{false, true} {
+			name := mix + "/no-vo"
+			if vo {
+				name = mix + "/vo"
+			}
+			b.Run(name, func(b *testing.B) {
+				h := benchHistory(b, mix, 10000, 20, vo)
+				benchCheck(b, h, model.Serializable)
+			})
+		}
+	}
+}
+
+// BenchmarkBlindWRW: 100,000-transaction BlindW-RW for strong-session
+// serializability (bar: <= 30 s).
+func BenchmarkBlindWRW(b *testing.B) {
+	h := benchHistory(b, sim.MixBlindWRW, 100000, 20, false)
+	benchCheck(b, h, model.StrongSessionSerializable)
+}
+
+// TestTimingProbe prints where the time goes (go test -run TimingProbe -v -probe).
+func TestTimingProbe(t *testing.T) {
+	if !*probe {
+		t.Skip("timing probe: run with -probe")
+	}
+	for _, c := range []struct {
+		mix string
+		n   int
+		m   string
+		vo  bool
+	}{{sim.MixRMW, 10000, model.Serializable, false}, {sim.MixRW50, 10000, model.Serializable, false}, {sim.MixW80, 10000, model.Serializable, false},
+		{sim.MixRMW, 10000, model.Serializable, true}, {sim.MixRW50, 10000, model.Serializable, true}, {sim.MixW80, 10000, model.Serializable, true},
+		{sim.MixBlindWRW, 100000, model.StrongSessionSerializable, false}} {
+		if only := os.Getenv("PG_PROBE"); only != "" && !strings.Contains(only, c.mix+fmt.Sprint(c.vo)) {
+			continue
+		}
+		if n, err := strconv.Atoi(os.Getenv("PG_N")); err == nil {
+			c.n = n
+		}
+		h := benchHistory(t, c.mix, c.n, 20, c.vo)
+		cpu0 := cpuTime()
+		t0 := time.Now()
+		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+		defer cancel()
+		r, err := Checker{}.Check(ctx, h, check.Options{Model: c.m, Params: map[string]string{"inference": "false"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		la, _ := os.ReadFile("/proc/loadavg")
+		t.Logf("%s n=%d %s vo=%v: %s in %v wall, %v CPU (load %s); stats %v", c.mix, c.n, c.m, c.vo, r.Verdict, time.Since(t0),
+			cpuTime()-cpu0, strings.Fields(string(la))[0], r.Stats)
+	}
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

@@ -1,0 +1,5 @@
+package polygraph
+
+import "flag"
+
+var probe = flag.Bool("probe", false, "run the timing probe")

@@ -1,0 +1,169 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/txray/txray/history"
+	"github.com/txray/txray/isodiff"
+)
+
+func init() { register(newAnalyzeCmd) }
+
+type analyzeFlags struct {
+	level, format, dialect, hints, out string
+	k, l                               int
+	jsonOut                            bool
+	budget                             time.Duration
+	workers                            int
+}
+
+func newAnalyzeCmd() *cobra.Command {
+	var f analyzeFlags
+	c := &cobra.Command{
+		Use:   "analyze [flags] TRACE...",
+		Short: "find the transactions of an application that break under read committed or snapshot isolation (IsoDiff)",
+		Long: `Analyse an application's SQL trace (IsoDiff, Gan et al., VLDB 2020): group
+its transactions into classes, build the static dependency graph, search
+for Δ cycles (read committed: a cycle with an rw dependency; snapshot
+isolation: two consecutive vulnerable rw dependencies), drop those that
+timing or same-row correlation rule out, and propose the fewest columns
+to protect (TargetColumns), each with a concrete fix.
+
+Trace formats (--format, detected by default): PostgreSQL server logs
+written with log_statement=all (log_line_prefix with %c or [%p]), the
+MariaDB/MySQL general query log, and a plain format of one statement a line
+"SESSION<TAB>SQL[<TAB>PARAMS-JSON]" (what txray run --sql-trace writes).
+See docs/analyze.md, including the --hints file format.
+
+Exit codes: 0 no Δ cycle; 1 Δ cycles found; 2 usage or input error.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return UsageErrorf("analyze needs at least one TRACE file (use - for stdin)")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runAnalyze(cmd, args, &f)
+		},
+	}
+	fl := c.Flags()
+	fl.StringVar(&f.level, "level", "read-committed", "isolation level: read-committed (rc) or snapshot-isolation (si)")
+	fl.StringVar(&f.format, "format", "auto", "trace format: auto, plain, pglog or mysql")
+	fl.StringVar(&f.dialect, "dialect", "auto", "SQL dialect: auto (from the format; plain tries PostgreSQL then MySQL), postgres or mysql")
+	fl.IntVar(&f.k, "k", 10, "closing paths per dangerous path (k shortest paths)")
+	fl.IntVar(&f.l, "l", 6, "operation-level samples per transaction-level cycle (ℓ)")
+	fl.StringVar(&f.hints, "hints", "", "hints file (docs/analyze.md)")
+	fl.BoolVar(&f.jsonOut, "json", false, "write the report as JSON on stdout")
+	fl.StringVar(&f.out, "out", "", "write an HTML report (DIR/analyze.html) with the Δ cycles drawn")
+	fl.DurationVar(&f.budget, "cycle-budget", 50*time.Millisecond, "time limit of the correlation check of one cycle (coverage is reported when it runs out)")
+	fl.IntVar(&f.workers, "workers", 0, "parallel workers over dangerous paths (0: GOMAXPROCS)")
+	return c
+}
+
+func runAnalyze(cmd *cobra.Command, args []string, f *analyzeFlags) error {
+	var level string
+	switch f.level {
+	case "read-committed", "rc", "RC":
+		level = isodiff.ReadCommitted
+	case "snapshot-isolation", "si", "SI":
+		level = isodiff.SnapshotIsolation
+	default:
+		return UsageErrorf("--level %q: want read-committed or snapshot-isolation", f.level)
+	}
+	switch f.dialect {
+	case isodiff.DialectAuto, isodiff.DialectPostgres, isodiff.DialectMySQL:
+	default:
+		return UsageErrorf("--dialect %q: want auto, postgres or mysql", f.dialect)
+	}
+	if f.k < 1 || f.l < 1 {
+		return UsageErrorf("--k and --l must be at least 1")
+	}
+	opts := isodiff.Options{Level: level, K: f.k, L: f.l, CycleBudget: f.budget, Workers: f.workers}
+	if f.hints != "" {
+		fh, err := os.Open(f.hints)
+		if err != nil {
+			return UsageErrorf("--hints: %v", err)
+		}
+		h, err := isodiff.ParseHints(fh, f.hints)
+		fh.Close()
+		if err != nil {
+			return UsageErrorf("%v", err)
+		}
+		opts.Hints = h
+	}
+	var b *isodiff.Builder
+	for _, p := range args {
+		r := os.Stdin
+		if p != "-" {
+			fh, err := os.Open(p)
+			if err != nil {
+				return UsageErrorf("%v", err)
+			}
+			defer fh.Close()
+			r = fh
+		}
+		es, format, err := isodiff.ReadTrace(r, p, f.format)
+		if err != nil {
+			if history.IsInputError(err) {
+				return UsageErrorf("%v", err)
+			}
+			return err
+		}
+		if b == nil {
+			d := f.dialect
+			if d == isodiff.DialectAuto {
+				switch format {
+				case isodiff.FormatPG:
+					d = isodiff.DialectPostgres
+				case isodiff.FormatMySQL:
+					d = isodiff.DialectMySQL
+				}
+			}
+			b = isodiff.NewBuilder(d)
+		}
+		b.Add(p, format, es)
+	}
+	app := b.Build()
+	app.ApplyLabels(opts.Hints)
+	rep := isodiff.Analyze(app, opts)
+	out := cmd.OutOrStdout()
+	if f.jsonOut {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			return err
+		}
+	} else {
+		isodiff.WriteText(out, rep)
+	}
+	if f.out != "" {
+		if err := os.MkdirAll(f.out, 0o755); err != nil {
+			return err
+		}
+		p := filepath.Join(f.out, "analyze.html")
+		fh, err := os.Create(p)
+		if err != nil {
+			return err
+		}
+		if err := isodiff.WriteHTML(fh, rep); err != nil {
+			fh.Close()
+			return err
+		}
+		if err := fh.Close(); err != nil {
+			return err
+		}
+		if !f.jsonOut {
+			fmt.Fprintf(out, "HTML report: %s\n", p)
+		}
+	}
+	if len(rep.Cycles) > 0 {
+		return Exit(ExitInvalid)
+	}
+	return nil
+}
