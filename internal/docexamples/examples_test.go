@@ -138,9 +138,17 @@ func TestExamples(t *testing.T) {
 		// One scratch directory per file: a block's commands may use
 		// what earlier ones wrote (gen, then check).
 		dir := t.TempDir()
-		for _, l := range []string{"testdata", "docs"} {
-			if err := os.Symlink(filepath.Join(root, l), filepath.Join(dir, l)); err != nil {
-				t.Fatal(err)
+		ents, err := os.ReadDir(root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range ents {
+			// The clone's files, as links: what examples write lands in
+			// the scratch directory, what they read is the checkout's.
+			if n := e.Name(); n != ".git" && n != "txray" && n != "txray-runs" {
+				if err := os.Symlink(filepath.Join(root, n), filepath.Join(dir, n)); err != nil {
+					t.Fatal(err)
+				}
 			}
 		}
 		if err := os.Symlink(filepath.Join(bin, "txray"), filepath.Join(dir, "txray")); err != nil {
