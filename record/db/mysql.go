@@ -85,6 +85,13 @@ func openMySQL(ctx context.Context, rawURL string, u *url.URL, o Options) (DB, e
 	// Dial timeout; the handshake and authentication are bounded by the
 	// connect context (the driver closes the socket when it ends).
 	cfg.Timeout = o.ConnectTimeout
+	// The statement timeout is the driver's I/O deadline on every packet
+	// read and write: a server that stops answering mid-statement ends the
+	// statement (and the session). A context deadline per statement is
+	// not used: cancelling each statement's context as it returns raced
+	// with go-sql-driver's cancel watcher and broke sessions mid-transaction
+	// (leopard then saw reads of writes recorded as aborted).
+	cfg.ReadTimeout, cfg.WriteTimeout = o.StatementTimeout, o.StatementTimeout
 	cfg.Addr = u.Host
 	if u.Port() == "" {
 		cfg.Addr = u.Hostname() + ":3306"
@@ -191,7 +198,7 @@ func (m *myDB) Conn(ctx context.Context) (Conn, error) {
 		c.Close()
 		return nil, err
 	}
-	sc := &sqlConn{c: c, begin: "START TRANSACTION", classify: classifyMySQL, timeout: m.o.StatementTimeout}
+	sc := &sqlConn{c: c, begin: "START TRANSACTION", classify: classifyMySQL}
 	if m.gtid {
 		sc.afterCommit = func(ctx context.Context, c *sql.Conn, ev *TxnEvidence) error {
 			var g sql.NullString
