@@ -1,13 +1,11 @@
 package isodiff
 
 import (
-	"fmt"
-	"hash/fnv"
 	"math"
 	"math/rand/v2"
 	"runtime"
 	"sort"
-	"strings"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -34,6 +32,9 @@ type Options struct {
 	Workers     int
 	// MaxRounds bounds the set-cover iterations (0: no bound).
 	MaxRounds int
+	// MaxReport bounds the Δ cycles listed in the report (0: 1000); all
+	// of them count in the statistics and the set cover.
+	MaxReport int
 }
 
 // Dependency types.
@@ -61,10 +62,12 @@ type model struct {
 	groupR  []int // replicas per group
 	prot    []map[int]bool
 	pairs   [][]opPair // [from*n+to]
-	adj     [][]uint64 // class-level adjacency bitsets (any edge), [from][to/64]
-	radj    [][]int    // reverse adjacency lists
-	rwOut   [][]int    // classes reachable by a rw edge (SI: vulnerable)
-	nOpEdge int
+	// dangerPairs: the rw pairs a dangerous path may use (SI: vulnerable)
+	dangerPairs [][]opPair
+	adj         [][]uint64 // class-level adjacency bitsets (any edge), [from][to/64]
+	radj        [][]int    // reverse adjacency lists
+	rwOut       [][]int    // classes reachable by a rw edge (SI: vulnerable)
+	nOpEdge     int
 }
 
 func (m *model) n() int { return len(m.classes) }
@@ -181,6 +184,7 @@ func prepare(app *App, opts Options, protected map[string]bool) *model {
 	}
 	n := m.n()
 	m.pairs = make([][]opPair, n*n)
+	m.dangerPairs = make([][]opPair, n*n)
 	m.adj = make([][]uint64, n)
 	m.radj = make([][]int, n)
 	m.rwOut = make([][]int, n)
@@ -216,6 +220,11 @@ func prepare(app *App, opts Options, protected map[string]bool) *model {
 				continue
 			}
 			m.pairs[A*n+B] = ps
+			for _, p := range ps {
+				if p.typ == 2 && (opts.Level != SnapshotIsolation || p.vul) {
+					m.dangerPairs[A*n+B] = append(m.dangerPairs[A*n+B], p)
+				}
+			}
 			m.nOpEdge += len(ps)
 			m.adj[A][B/64] |= 1 << (B % 64)
 			m.radj[B] = append(m.radj[B], A)
@@ -427,7 +436,11 @@ type searcher struct {
 	count []int // replicas in use per class
 	pcg   *rand.PCG
 	rng   *rand.Rand
-	fc    *feasChecker
+	// scratch of closeAndCheck
+	choices [][]opPair
+	pick    []opPair
+	tried   []uint64
+	fc      *feasChecker
 }
 
 func newSearcher(m *model, dist [][]int16) *searcher {
@@ -467,7 +480,12 @@ func (s *searcher) dangerous(A, B, C int, out map[string]*Cycle) {
 	if C >= 0 {
 		if C == A {
 			// The two rw edges close the cycle themselves (write skew).
-			s.closeAndCheck([]inst{u, v}, out, 2)
+			if s.closeAndCheck([]inst{u, v}, out, 2) {
+				for i := range s.count {
+					s.count[i] = 0
+				}
+				return
+			}
 		}
 		w, ok := s.take(C)
 		if !ok {
@@ -517,7 +535,10 @@ func (s *searcher) dfs(x, A, L int, found *int, k, danger int, out map[string]*C
 	if L == 1 {
 		if s.m.hasEdge(x, A) {
 			*found++
-			s.closeAndCheck(s.path, out, danger)
+			if s.closeAndCheck(s.path, out, danger) {
+				// One representative Δ cycle per dangerous path.
+				*found = k
+			}
 		}
 		return
 	}
@@ -558,27 +579,25 @@ func bitsTrailing(x uint64) int {
 // transaction cycle path (closed back to path[0]); the first that passes
 // the timing and correlation checks makes it a Δ cycle. The first danger
 // edges must be rw (SI: vulnerable).
-func (s *searcher) closeAndCheck(path []inst, out map[string]*Cycle, danger int) {
+func (s *searcher) closeAndCheck(path []inst, out map[string]*Cycle, danger int) bool {
 	s.st.TxnCycles++
 	m := s.m
 	n := m.n()
 	nn := len(path)
-	choices := make([][]opPair, nn)
+	if cap(s.choices) < nn {
+		s.choices = make([][]opPair, nn)
+		s.pick = make([]opPair, nn)
+	}
+	choices := s.choices[:nn]
 	total := 1.0
 	for i := 0; i < nn; i++ {
 		a, b := path[i], path[(i+1)%nn]
 		ps := m.pairs[int(a.c)*n+int(b.c)]
 		if i < danger {
-			var f []opPair
-			for _, p := range ps {
-				if p.typ == 2 && (m.opts.Level != SnapshotIsolation || p.vul) {
-					f = append(f, p)
-				}
-			}
-			ps = f
+			ps = m.dangerPairs[int(a.c)*n+int(b.c)]
 		}
 		if len(ps) == 0 {
-			return
+			return false
 		}
 		choices[i] = ps
 		total *= float64(len(ps))
@@ -587,15 +606,16 @@ func (s *searcher) closeAndCheck(path []inst, out map[string]*Cycle, danger int)
 	if l <= 0 {
 		l = 6
 	}
-	h := fnv.New64a()
+	h := uint64(14695981039346656037)
 	for _, p := range path {
-		fmt.Fprint(h, p.c, ",")
+		h ^= uint64(p.c) + 1
+		h *= 1099511628211
 	}
-	s.pcg.Seed(h.Sum64(), 7)
-	pick := make([]opPair, nn)
-	tried := map[string]bool{}
+	s.pcg.Seed(h, 7)
+	pick := s.pick[:nn]
+	s.tried = s.tried[:0]
 	for sample := 0; sample < l && float64(sample) < total; sample++ {
-		var key strings.Builder
+		var combo uint64
 		for i := range choices {
 			var j int
 			if total <= float64(l) {
@@ -609,12 +629,19 @@ func (s *searcher) closeAndCheck(path []inst, out map[string]*Cycle, danger int)
 				j = s.rng.IntN(len(choices[i]))
 			}
 			pick[i] = choices[i][j]
-			fmt.Fprint(&key, j, ",")
+			combo = combo*1000003 + uint64(j)
 		}
-		if tried[key.String()] {
+		dup := false
+		for _, t := range s.tried {
+			if t == combo {
+				dup = true
+				break
+			}
+		}
+		if dup {
 			continue
 		}
-		tried[key.String()] = true
+		s.tried = append(s.tried, combo)
 		s.st.OpSamples++
 		if m.opts.Level == ReadCommitted && !hasRW(pick) {
 			continue
@@ -641,8 +668,9 @@ func (s *searcher) closeAndCheck(path []inst, out map[string]*Cycle, danger int)
 		if old, ok := out[c.key]; !ok || old.Coverage < cov {
 			out[c.key] = c
 		}
-		return
+		return true
 	}
+	return false
 }
 
 func hasRW(ps []opPair) bool {
@@ -658,16 +686,26 @@ func hasRW(ps []opPair) bool {
 // operation pairs, ignoring replica numbers.
 func canonKey(c *Cycle) string {
 	n := len(c.Nodes)
-	parts := make([]string, n)
+	parts := make([][]byte, n)
 	for i := range c.Nodes {
 		e := c.Edges[i]
-		parts[i] = fmt.Sprintf("%d:%d-%d/%d", c.Nodes[i].c, e.a, e.b, e.typ)
+		b := strconv.AppendInt(nil, int64(c.Nodes[i].c), 10)
+		b = append(b, ':')
+		b = strconv.AppendInt(b, int64(e.a), 10)
+		b = append(b, '-')
+		b = strconv.AppendInt(b, int64(e.b), 10)
+		b = append(b, '/', '0'+e.typ, ' ')
+		parts[i] = b
 	}
 	best := ""
+	var buf []byte
 	for r := 0; r < n; r++ {
-		s := strings.Join(append(append([]string(nil), parts[r:]...), parts[:r]...), " ")
-		if best == "" || s < best {
-			best = s
+		buf = buf[:0]
+		for i := 0; i < n; i++ {
+			buf = append(buf, parts[(r+i)%n]...)
+		}
+		if best == "" || string(buf) < best {
+			best = string(buf)
 		}
 	}
 	return best

@@ -47,7 +47,11 @@ func WriteText(w io.Writer, r *Report) {
 		fmt.Fprintf(w, "\nno Δ cycle: no anomaly of these transactions is possible at %s\n", r.Level)
 		return
 	}
-	fmt.Fprintf(w, "\n%d Δ cycles:\n", len(r.Cycles))
+	fmt.Fprintf(w, "\n%d Δ cycles", r.Stats.DeltaCycles)
+	if len(r.Cycles) < r.Stats.DeltaCycles {
+		fmt.Fprintf(w, " (the first %d listed)", len(r.Cycles))
+	}
+	fmt.Fprintln(w, ":")
 	for _, c := range r.Cycles {
 		fmt.Fprintf(w, "  #%d", c.Index)
 		if c.Round > 0 {
@@ -64,7 +68,7 @@ func WriteText(w io.Writer, r *Report) {
 	}
 	fmt.Fprintf(w, "\nTargetColumns (%d):\n", len(r.Targets))
 	for _, t := range r.Targets {
-		fmt.Fprintf(w, "  %s breaks %d cycles %v\n    fix: %s\n", t.Column, len(t.Breaks), t.Breaks, t.Fix)
+		fmt.Fprintf(w, "  %s breaks %d cycles %v\n    fix: %s\n", t.Column, t.BreaksCount, t.Breaks, t.Fix)
 	}
 	if len(r.Residual) > 0 {
 		fmt.Fprintf(w, "cycles no reparable column breaks: %v\n", r.Residual)

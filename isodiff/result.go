@@ -65,8 +65,11 @@ type EdgeInfo struct {
 // Target is a column to protect and the Δ cycles protecting it breaks.
 type Target struct {
 	Column string `json:"column"`
-	Breaks []int  `json:"breaks"`
-	Fix    string `json:"fix"`
+	// Breaks lists the reported cycles it breaks; BreaksCount counts all
+	// (the report lists at most Options.MaxReport cycles).
+	Breaks      []int  `json:"breaks"`
+	BreaksCount int    `json:"breaks_count"`
+	Fix         string `json:"fix"`
 }
 
 // Analyze runs IsoDiff on an application model: Δ cycle search, then
@@ -104,12 +107,18 @@ func Analyze(app *App, opts Options) *Report {
 	cycles, st := m0.search()
 	rep.Stats = st
 	rep.Rounds = append(rep.Rounds, st)
+	if opts.MaxReport <= 0 {
+		opts.MaxReport = 1000
+	}
 	for i, c := range cycles {
+		if i >= opts.MaxReport {
+			break
+		}
 		rep.Cycles = append(rep.Cycles, m0.info(i, c))
 	}
-	all := append([]*Cycle(nil), cycles...)
+	all := append([]*Cycle(nil), cycles[:len(rep.Cycles)]...)
 	index := map[string]int{}
-	for i, c := range cycles {
+	for i, c := range all {
 		index[c.key] = i
 	}
 	cur := cycles
@@ -152,6 +161,7 @@ func Analyze(app *App, opts Options) *Report {
 		for _, c := range cur {
 			for _, col := range m.rwColumns(c) {
 				if col == best {
+					t.BreaksCount++
 					if i, ok := index[c.key]; ok {
 						t.Breaks = append(t.Breaks, i)
 						if rep.Cycles[i].BrokenBy == "" {
@@ -172,6 +182,9 @@ func Analyze(app *App, opts Options) *Report {
 		// Cycles found only after a protection (a new witness) are
 		// reported too, so every column's breaks refer to a listed cycle.
 		for _, c := range cur {
+			if len(rep.Cycles) >= opts.MaxReport {
+				break
+			}
 			if _, ok := index[c.key]; !ok {
 				index[c.key] = len(rep.Cycles)
 				ci := m.info(len(rep.Cycles), c)

@@ -1,0 +1,75 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const lostUpdateTrace = "s1\t-- label: purchase\ns1\tBEGIN\ns1\tSELECT quantity FROM item WHERE id = $1\t[7]\n" +
+	"s1\tUPDATE item SET quantity = $1 WHERE id = $2\t[4, 7]\ns1\tCOMMIT\n"
+
+// txray analyze end to end: text (exit 1 with a Δ cycle), --json, --out
+// HTML, and snapshot isolation (exit 0: first-updater-wins forbids the lost
+// update).
+func TestAnalyzeLostUpdate(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "t.trace")
+	if err := os.WriteFile(p, []byte(lostUpdateTrace), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := genMain("analyze", p)
+	if code != ExitInvalid || !strings.Contains(out, "item.quantity breaks 1 cycles") || !strings.Contains(out, "FOR UPDATE") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	code, out, _ = genMain("analyze", "--json", "--out", dir, p)
+	var rep struct {
+		Level   string `json:"level"`
+		Targets []struct {
+			Column string `json:"column"`
+			Breaks []int  `json:"breaks"`
+		} `json:"target_columns"`
+		Cycles []struct {
+			Edges []struct{ FromSQL, ToSQL string } `json:"edges"`
+		} `json:"delta_cycles"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != ExitInvalid {
+		t.Fatalf("exit %d, json: %v\n%s", code, err, out)
+	}
+	if len(rep.Targets) != 1 || rep.Targets[0].Column != "item.quantity" || len(rep.Cycles) == 0 {
+		t.Errorf("%+v", rep)
+	}
+	html, err := os.ReadFile(filepath.Join(dir, "analyze.html"))
+	if err != nil || !strings.Contains(string(html), "<svg") || !strings.Contains(string(html), "SELECT quantity FROM item") {
+		t.Errorf("HTML report: %v", err)
+	}
+	if code, out, _ := genMain("analyze", "--level", "si", p); code != 0 || !strings.Contains(out, "no Δ cycle") {
+		t.Errorf("SI: exit %d\n%s", code, out)
+	}
+}
+
+func TestAnalyzeUsageErrors(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.trace")
+	os.WriteFile(bad, []byte("no tab here\n"), 0o644)
+	badHints := filepath.Join(dir, "h")
+	os.WriteFile(badHints, []byte("frobnicate x\n"), 0o644)
+	good := filepath.Join(dir, "g.trace")
+	os.WriteFile(good, []byte(lostUpdateTrace), 0o644)
+	for _, args := range [][]string{
+		{"analyze"},
+		{"analyze", "--level", "serializable", good},
+		{"analyze", "--k", "0", good},
+		{"analyze", "--dialect", "oracle", good},
+		{"analyze", "--format", "xml", good},
+		{"analyze", filepath.Join(dir, "missing")},
+		{"analyze", bad},
+		{"analyze", "--hints", badHints, good},
+	} {
+		if code, _, errs := genMain(args...); code != ExitUsage {
+			t.Errorf("%v: exit %d (%s), want 2", args, code, errs)
+		}
+	}
+}

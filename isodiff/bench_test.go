@@ -1,0 +1,111 @@
+package isodiff
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"testing"
+	"time"
+)
+
+// synthetic builds an application of n classes over tables×cols columns
+// (each class uses perClass of the tables),
+// each class ops operations long, a fraction w of them writes; reads are
+// range reads (unpinned) with probability pr, else keyed like the writes.
+// The seed fixes the shape.
+func synthetic(n, tables, perClass, cols, ops int, w, pr float64, seed uint64) *App {
+	r := rand.New(rand.NewPCG(seed, 1))
+	a := &App{}
+	for i := 0; i < n; i++ {
+		c := &Class{ID: fmt.Sprintf("c%03d", i), Instances: 1}
+		rowOf := map[string]int{}
+		mine := make([]int, perClass)
+		for k := range mine {
+			mine[k] = r.IntN(tables)
+		}
+		for j := 0; j < ops; j++ {
+			t := fmt.Sprintf("t%d", mine[r.IntN(perClass)])
+			col := fmt.Sprintf("c%d", r.IntN(cols))
+			write := r.Float64() < w
+			pinned := write || r.Float64() >= pr
+			key := t
+			if !pinned {
+				key = fmt.Sprintf("%s/range%d", t, j)
+			}
+			row, ok := rowOf[key]
+			if !ok {
+				row = len(c.Rows)
+				rowOf[key] = row
+				c.Rows = append(c.Rows, RowVar{Table: t, Pinned: pinned})
+			}
+			verb := "SELECT " + col + " FROM " + t
+			if write {
+				verb = "UPDATE " + t + " SET " + col + " = ?"
+			}
+			c.Stmts = append(c.Stmts, ClassStmt{SQL: verb})
+			c.Ops = append(c.Ops, Op{Table: t, Column: col, Write: write, Stmt: j, Row: row})
+		}
+		a.Classes = append(a.Classes, c)
+	}
+	return a
+}
+
+// The paper's largest case (§6): about 165 classes, 130,000 operation
+// edges and 480,000 dangerous paths under SI; IsoDiff took 46 minutes on
+// 20 cores at k=10, ℓ=6. BenchmarkSyntheticSI runs one search round of an
+// application of that size (b.ReportMetric gives its counts);
+// BenchmarkSyntheticSISetCover the whole analysis with set cover.
+func BenchmarkSyntheticSI(b *testing.B) {
+	a := synthetic(165, 20, 3, 4, 28, 0.3, 0.5, 42)
+	for b.Loop() {
+		m := prepare(a, Options{Level: SnapshotIsolation, K: 10, L: 6, CycleBudget: 50 * time.Millisecond}, map[string]bool{})
+		_, st := m.search()
+		b.ReportMetric(float64(st.OpEdges), "op-edges")
+		b.ReportMetric(float64(st.DangerousPaths), "dangerous-paths")
+		b.ReportMetric(float64(st.DeltaCycles), "Δ-cycles")
+		b.ReportMetric(float64(st.TxnCycles), "txn-cycles")
+	}
+}
+
+func BenchmarkSyntheticSISetCover(b *testing.B) {
+	a := synthetic(165, 20, 3, 4, 28, 0.3, 0.5, 42)
+	for b.Loop() {
+		r := Analyze(a, Options{Level: SnapshotIsolation, K: 10, L: 6})
+		b.ReportMetric(float64(len(r.Targets)), "targets")
+		b.ReportMetric(float64(len(r.Rounds)), "rounds")
+	}
+}
+
+// BenchmarkTPCC: the TPC-C trace from PostgreSQL, read, parsed, grouped and
+// analysed at read committed with the paper's hints.
+func BenchmarkTPCC(b *testing.B) {
+	if _, err := os.Stat("testdata/tpcc-postgres.trace.gz"); err != nil {
+		b.Skip(err)
+	}
+	h := paperHints(b)
+	for b.Loop() {
+		a := loadTPCC(b, "tpcc-postgres.trace.gz")
+		for _, lv := range []string{ReadCommitted, SnapshotIsolation} {
+			Analyze(a, Options{Level: lv, Hints: h})
+		}
+	}
+}
+
+func TestSyntheticShape(t *testing.T) {
+	if testing.Short() {
+		t.Skip("sizing helper")
+	}
+	if os.Getenv("ISODIFF_SHAPE") == "" {
+		t.Skip("set ISODIFF_SHAPE=1 to print the synthetic application's size")
+	}
+	a := synthetic(165, 20, 3, 4, 28, 0.3, 0.5, 42)
+	m := prepare(a, Options{Level: SnapshotIsolation}, map[string]bool{})
+	n := m.n()
+	dp := 0
+	for A := 0; A < n; A++ {
+		for _, B := range m.rwOut[A] {
+			dp += len(m.rwOut[B])
+		}
+	}
+	t.Logf("op edges %d, dangerous paths %d", m.nOpEdge, dp)
+}
