@@ -100,17 +100,24 @@ func ValidateParams(ps map[string]string) error {
 }
 
 // The options of the checkers in this repository's check/ subpackages that
-// read Options.Params (their packages read exactly these keys; see each
-// package's doc for the semantics).
+// read Options.Params and do not declare them themselves (their packages
+// read exactly these keys; see each package's doc for the semantics). A
+// checker package that calls RegisterParams from its own init replaces its
+// entry here (package check's init runs first).
 func init() {
 	boolean := "true|false"
+	initial := Param{"initial-value", "null|0", "the value a key holds before any write: null (absent, the default) or 0 (TimeKiller, dbcop, PolySI and Cobra histories; TimeKiller's own examples need initial-value=0)"}
+	RegisterParams("enne",
+		Param{"serial-order", "commit|start", "the expected serialization order: commit-timestamp order (2PL-like) or start-timestamp order (timestamp ordering); default: the history's declared serial_order, else inferred"},
+	)
 	RegisterParams("rw-register",
+		initial,
 		Param{"wfr-keys", boolean, "writes follow reads: a transaction that read v of a key and then wrote v' orders v before v' (Elle's :wfr-keys?)"},
 		Param{"sequential-keys", boolean, "each key is sequentially consistent: a session's accesses to a key order its versions (Elle's :sequential-keys?)"},
 		Param{"linearizable-keys", boolean, "each key is linearizable: real-time order orders its versions (Elle's :linearizable-keys?)"},
 	)
 	RegisterParams("chronos",
-		Param{"initial-value", "null|0", "the value a key holds before any write: null (absent, the default) or 0 (TimeKiller, dbcop and PolySI histories; TimeKiller's own examples need initial-value=0)"},
+		initial,
 		Param{"gc", boolean, "discard state no longer needed while replaying (default true)"},
 		Param{"gc-every", "a positive integer", "transactions between two garbage collections (default 20000)"},
 		Param{"commit-order-serializes", boolean, "for serializable: whether commit-timestamp order is a serialization order (default: decided from the history's evidence)"},

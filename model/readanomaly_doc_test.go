@@ -20,7 +20,7 @@ const readChecksDoc = "## Order-free register read checks\n\n" +
 	"`0` for dbcop, PolySI and Cobra-style sources; the `rw-register` checker's `initial-value` parameter) when no\n" +
 	"transaction writes that value to that key; and a read of a value written by the **explicit initial\n" +
 	"transaction**. That is the history's first transaction when it is committed, only writes (one value, to every\n" +
-	"key any other transaction uses, each once), that value is the initial value or it writes at least two keys, no\n" +
+	"key any other transaction uses, each once), that value is the initial value (the source's, else 0), no\n" +
 	"other transaction writes that value to those keys, nobody committed reads the state before it, and it is first in\n" +
 	"its session. Treated as an ordinary transaction it would be one more concurrent writer and hide anomalies (a\n" +
 	"write skew between two readers of the initial state); the PolySI decoder removes it (`regread.DropInitialTxn`).\n" +

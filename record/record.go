@@ -88,10 +88,11 @@ type Stats struct {
 	Committed int64 `json:"committed"`
 	Aborted   int64 `json:"aborted"`
 	Unknown   int64 `json:"unknown"`
-	// Serialization, Deadlock, Connection and Other count aborts and
+	// Serialization, Deadlock, LockTimeout, Connection and Other count aborts and
 	// unknowns by cause.
 	Serialization int64 `json:"serialization_failures"`
 	Deadlock      int64 `json:"deadlocks"`
+	LockTimeout   int64 `json:"lock_timeouts"`
 	Connection    int64 `json:"connection_errors"`
 	Other         int64 `json:"other_errors"`
 	// UserAborts counts transactions the workload rolled back on purpose.
@@ -111,12 +112,13 @@ type Result struct {
 type counters struct {
 	txns, committed, aborted, unknown      atomic.Int64
 	serial, deadlock, connection, otherErr atomic.Int64
+	lockTimeout                            atomic.Int64
 	userAbort                              atomic.Int64
 }
 
 func (c *counters) snapshot(el time.Duration) Stats {
 	return Stats{Txns: c.txns.Load(), Committed: c.committed.Load(), Aborted: c.aborted.Load(),
-		Unknown: c.unknown.Load(), Serialization: c.serial.Load(), Deadlock: c.deadlock.Load(),
+		Unknown: c.unknown.Load(), Serialization: c.serial.Load(), Deadlock: c.deadlock.Load(), LockTimeout: c.lockTimeout.Load(),
 		Connection: c.connection.Load(), Other: c.otherErr.Load(), UserAborts: c.userAbort.Load(), Elapsed: el}
 }
 
@@ -461,6 +463,8 @@ func runClient(ctx, runCtx context.Context, cfg *Config, d db.DB, wl workload.Wo
 				cnt.serial.Add(1)
 			case class == db.ClassDeadlock:
 				cnt.deadlock.Add(1)
+			case class == db.ClassLockTimeout:
+				cnt.lockTimeout.Add(1)
 			case class == db.ClassConnection:
 				cnt.connection.Add(1)
 			default:

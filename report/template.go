@@ -115,7 +115,7 @@ svg.timeline line.grid { stroke: #eceff1; }
 <div class="figs">
 <figure>
 {{with .Graph}}<svg class="cycle" xmlns="http://www.w3.org/2000/svg" width="{{.W}}" height="{{.H}}" viewBox="{{.ViewBox}}" role="img" aria-label="{{.Label}}">
-{{range .Edges}}<g class="edge {{.Class}}"><title>{{.Why}}</title><path d="{{.Path}}"/><polygon points="{{.Arrow}}"/></g>
+{{range .Edges}}<g class="edge {{.Class}}"><path d="{{.Path}}"/><polygon points="{{.Arrow}}"/></g>
 {{end}}{{range .Nodes}}<g class="node {{.Class}}"><title>{{.Title}}</title><rect x="{{.X}}" y="{{.Y}}" width="{{.W}}" height="{{.H}}" rx="5"/>{{range .Lines}}<text class="{{.Class}}" x="{{.X}}" y="{{.Y}}">{{.Text}}</text>{{end}}</g>
 {{end}}{{range .Edges}}<g class="label {{.Class}}"><title>{{.Why}}</title><rect x="{{.LabelX}}" y="{{.LabelY}}" width="{{.LabelW}}" height="{{.LabelH}}" rx="3"/><text x="{{.TextX}}" y="{{.TextY}}">{{.Label}}</text></g>
 {{end}}</svg>{{end}}

@@ -30,6 +30,10 @@ type TextOptions struct {
 	Summary []string
 	// ReportPath, if set, is named in the summary ("report: PATH").
 	ReportPath string
+	// SummaryOnly leaves out the details (the anomalies' explanations):
+	// DetailsHint, if set, is printed instead to say where they are.
+	SummaryOnly bool
+	DetailsHint string
 }
 
 // WriteText writes a human summary of in; see WriteTextOptions.
@@ -100,7 +104,7 @@ func (t *textWriter) input(in *Input, opts TextOptions) {
 		t.verdictLine(r, i > 0)
 	}
 	for _, s := range opts.Summary {
-		t.wrapped("", "", s)
+		t.hanging(s)
 	}
 	if opts.ReportPath != "" {
 		t.line("", "report: "+clean(opts.ReportPath))
@@ -121,7 +125,7 @@ func (t *textWriter) input(in *Input, opts TextOptions) {
 			}
 			t.wrapped("", "not applicable: "+clean(n)+": ", why)
 		}
-		if !verbose {
+		if !verbose && !opts.SummaryOnly {
 			for _, n := range names {
 				if firstClause(in.NotApplicable[n]) != in.NotApplicable[n] {
 					t.line("", "  (-v gives the full reasons)")
@@ -134,6 +138,12 @@ func (t *textWriter) input(in *Input, opts TextOptions) {
 		t.line("", "elapsed: "+roundDuration(in.Elapsed).String())
 	}
 	// Details.
+	if opts.SummaryOnly {
+		if opts.DetailsHint != "" {
+			t.hanging(opts.DetailsHint)
+		}
+		return
+	}
 	for _, r := range results {
 		if hasDetails(r, verbose) {
 			t.result(r, verbose)
@@ -405,6 +415,25 @@ func (t *textWriter) anomaly(n int, a *check.Anomaly, verbose bool) {
 			}
 			t.line("        ", fmt.Sprintf("%d. %s -%s-> %s", i+1, clean(txnName(t.h, s.From)), clean(rel), clean(txnName(t.h, s.To))))
 			t.wrapped("           ", "", s.Why)
+		}
+	}
+}
+
+// hanging writes a summary line wrapped with a hanging indent: after its
+// "label: " when it has a short one, else two spaces.
+func (t *textWriter) hanging(s string) {
+	if i := strings.Index(s, ": "); i > 0 && i < 24 && !strings.Contains(s[:i], " ") {
+		t.wrapped("", s[:i+2], s[i+2:])
+		return
+	}
+	cont := "  "
+	first := true
+	for _, l := range wrap(clean(s), textWidth-len(cont)) {
+		if first {
+			t.line("", l)
+			first = false
+		} else {
+			t.line(cont, l)
 		}
 	}
 }

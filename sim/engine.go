@@ -243,7 +243,7 @@ func newEngine(cfg Config, sink Sink, quiet bool) *engine {
 		h.Header.Extra["fault."+f.Name+".prob"] = strconv.FormatFloat(f.Prob, 'g', -1, 64)
 	}
 	h.Evidence = history.Evidence{Sessions: true, ClientTime: true, OpTime: true, Timestamps: true,
-		VersionOrder: true, CommitOrder: true, PredicateRead: cfg.PredicateReads > 0}
+		VersionOrder: true, CommitOrder: true, PredicateRead: cfg.PredicateReads > 0, VersionSets: cfg.PredicateReads > 0}
 	e.seqs = make([]int32, cfg.Clients)
 	e.ready = make([]int64, cfg.Clients)
 	e.sess = make([]int32, cfg.Clients)
@@ -1188,7 +1188,8 @@ func (e *engine) predRead(h *history.History, t *txn, i int, rec history.Status)
 	if rec == history.Unknown || !t.res[i+n-1].done {
 		return history.Op{}, false
 	}
-	p := &history.Predicate{Table: "kv", Result: make([]history.Row, 0, n)}
+	p := &history.Predicate{Table: "kv", Result: make([]history.Row, 0, n),
+		VersionSet: make([]history.Row, 0, n), HasVersionSet: true}
 	where := make([]byte, 0, 16+8*n)
 	where = append(where, "k IN ("...)
 	op := history.Op{Kind: history.PredRead, Key: history.NoValue, Value: history.NoValue, Pred: p,
@@ -1200,9 +1201,15 @@ func (e *engine) predRead(h *history.History, t *txn, i int, rec history.Status)
 		where = strconv.AppendInt(where, t.ops[j].ks.key, 10)
 		r := &t.res[j]
 		op.Complete = max(op.Complete, r.end)
+		// the version set: the version of every row the statement
+		// evaluated (history/certificate.go), unborn for a key still in its
+		// initial state
+		vsRow := history.Row{Key: h.Keys.Int(t.ops[j].ks.key), Value: history.NoValue}
 		if r.val != 0 {
-			p.Result = append(p.Result, history.Row{Key: h.Keys.Int(t.ops[j].ks.key), Value: h.Values.Int(r.val)})
+			vsRow.Value = h.Values.Int(r.val)
+			p.Result = append(p.Result, vsRow)
 		}
+		p.VersionSet = append(p.VersionSet, vsRow)
 	}
 	p.Where = string(append(where, ')'))
 	return op, true

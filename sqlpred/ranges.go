@@ -41,86 +41,95 @@ func (r Ranges) Contains(x int64) bool {
 // on c contributes every integer. This is the predicate's region on c
 // (used to index versions by key so that predicate dependencies are found
 // without testing every write against every predicate read).
-func (p *Pred) IntRanges(c int) Ranges { return ranges(p.root, c, false) }
+func (p *Pred) IntRanges(c int) Ranges { r, _ := ranges(p.root, c, false); return r }
 
-func ranges(n node, c int, neg bool) Ranges {
+// IntRangesExact is IntRanges plus whether the result is exact: the
+// predicate uses only column c, and a row whose c is an integer matches if
+// and only if it lies in the ranges (every condition is a comparison,
+// BETWEEN, IN or IS [NOT] NULL of c against literals, combined by AND, OR
+// and NOT). Leopard's predicate regions need exactness: a row in the region
+// that was not returned was read as absent.
+func (p *Pred) IntRangesExact(c int) (Ranges, bool) { return ranges(p.root, c, false) }
+
+func ranges(n node, c int, neg bool) (Ranges, bool) {
 	switch n := n.(type) {
 	case *logic:
-		l, r := ranges(n.l, c, neg), ranges(n.r, c, neg)
+		l, le := ranges(n.l, c, neg)
+		r, re := ranges(n.r, c, neg)
 		if n.or != neg { // OR, or NOT AND (De Morgan)
-			return union(l, r)
+			return union(l, r), le && re
 		}
-		return intersect(l, r)
+		return intersect(l, r), le && re
 	case *notN:
 		return ranges(n.x, c, !neg)
 	case *lit:
 		switch {
 		case n.v.T == Bool && (n.v.I != 0) != neg:
-			return Full
+			return Full, true
 		case n.v.T == Bool:
-			return nil
+			return nil, true
 		case n.v.T == Null:
-			return nil // NULL and NOT NULL are never TRUE
+			return nil, true // NULL and NOT NULL are never TRUE
 		}
-		return Full
+		return Full, false
 	case *isNull:
 		if cl, ok := n.x.(*col); ok && cl.i == c {
 			if n.neg != neg { // IS NOT NULL
-				return Full
+				return Full, true
 			}
-			return nil // an integer is not NULL
+			return nil, true // an integer is not NULL
 		}
-		return Full
+		return Full, false
 	case *cmp:
 		op := n.op
 		var k Value
 		if cl, ok := n.l.(*col); ok && cl.i == c {
 			l, ok := n.r.(*lit)
 			if !ok {
-				return Full
+				return Full, false
 			}
 			k = l.v
 		} else if cl, ok := n.r.(*col); ok && cl.i == c {
 			l, ok := n.l.(*lit)
 			if !ok {
-				return Full
+				return Full, false
 			}
 			k = l.v
 			op = mirror(op)
 		} else {
-			return Full
+			return Full, false
 		}
 		if neg {
 			op = negate(op)
 		}
-		return cmpRange(op, k)
+		return cmpRange(op, k), true
 	case *between:
 		cl, ok := n.x.(*col)
 		lo, ok1 := n.lo.(*lit)
 		hi, ok2 := n.hi.(*lit)
 		if !ok || cl.i != c || !ok1 || !ok2 {
-			return Full
+			return Full, false
 		}
 		if n.neg != neg { // NOT BETWEEN: x < lo OR x > hi
-			return union(cmpRange(opLt, lo.v), cmpRange(opGt, hi.v))
+			return union(cmpRange(opLt, lo.v), cmpRange(opGt, hi.v)), true
 		}
-		return intersect(cmpRange(opGe, lo.v), cmpRange(opLe, hi.v))
+		return intersect(cmpRange(opGe, lo.v), cmpRange(opLe, hi.v)), true
 	case *in:
 		cl, ok := n.x.(*col)
 		if !ok || cl.i != c || n.neg != neg {
-			return Full
+			return Full, false
 		}
 		r := make(Ranges, 0, len(n.list))
 		for _, e := range n.list {
 			l, ok := e.(*lit)
 			if !ok {
-				return Full
+				return Full, false
 			}
 			r = append(r, cmpRange(opEq, l.v)...)
 		}
-		return union(r, nil)
+		return union(r, nil), true
 	}
-	return Full
+	return Full, false
 }
 
 func mirror(op cmpOp) cmpOp {

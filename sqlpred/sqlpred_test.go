@@ -201,6 +201,7 @@ func FuzzCompileEval(f *testing.F) {
 			return
 		}
 		rs := p.IntRanges(0)
+		ers, exact := p.IntRangesExact(0)
 		for _, r := range [][]Value{
 			row(IntV(k), IntV(v), StrV(where)),
 			row(IntV(k), NullV, NullV),
@@ -211,7 +212,35 @@ func FuzzCompileEval(f *testing.F) {
 			if err == nil && tr == True && !rs.Contains(k) {
 				t.Fatalf("%q TRUE at k=%d but region %v excludes it", where, k, rs)
 			}
+			if exact && err == nil && (tr == True) != ers.Contains(k) {
+				t.Fatalf("%q is %s at k=%d but its exact region %v says %v", where, tr, k, ers, ers.Contains(k))
+			}
 		}
 		_, _ = p.Eval(nil)
 	})
+}
+
+// TestIntRangesExact: exactness holds only for predicates over k alone
+// built from comparisons, BETWEEN, IN and IS NULL against literals.
+func TestIntRangesExact(t *testing.T) {
+	for _, c := range []struct {
+		where string
+		exact bool
+	}{
+		{"k >= 2 AND k <= 5", true},
+		{"k BETWEEN 1 AND 3 OR k = 7", true},
+		{"NOT (k < 2) AND k IN (3, 4)", true},
+		{"k >= 2 AND v = 1", false},
+		{"k % 2 = 0", false},
+		{"k NOT IN (1, 2)", false},
+		{"k = v", false},
+	} {
+		p, err := Compile(c.where, kv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ex := p.IntRangesExact(0); ex != c.exact {
+			t.Errorf("%q: exact %v, want %v", c.where, ex, c.exact)
+		}
+	}
 }

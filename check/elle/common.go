@@ -51,14 +51,15 @@ func newCollector(h *history.History, max int) *collector {
 	return &collector{h: h, max: max, byType: map[string][]check.Anomaly{}, truncated: map[string]int{}}
 }
 
-// add records one anomaly of typ; mk is called only if it will be listed.
+// add records one anomaly of typ; mk is called only if it will be listed
+// (a nil mk counts one that is not listed).
 func (c *collector) add(typ string, mk func() check.Anomaly) {
 	l, seen := c.byType[typ]
 	if !seen {
 		c.order = append(c.order, typ)
 		c.byType[typ] = nil
 	}
-	if len(l) >= c.max {
+	if len(l) >= c.max || mk == nil { // nil mk: counted beyond the cap, never built
 		c.truncated[typ]++
 		return
 	}

@@ -192,6 +192,31 @@ const PlainReason = "leopard verifies the mechanisms of a DBMS implementation; a
 	"give a DBMS profile (e.g. postgres:serializable, mysql:repeatable-read) or use a model checker (elle)"
 
 // ProfileConfig is the verification setup of a DBMS profile.
+//
+// Certifier rules per profile and their sources (the other mechanisms
+// follow model.Profile's Doc):
+//   - every profile with a certifier (postgres:serializable,
+//     cockroachdb:serializable, foundationdb:serializable): a cycle of
+//     certain dependencies among committed transactions, which no
+//     serializable engine may commit (Adya 1999, G1c/G2);
+//   - postgres:serializable adds the SSI dangerous structure (Ports &
+//     Grittner, VLDB 2012 §3.2-3.3 and §4.1; README-SSI in
+//     src/backend/storage/lmgr; predicate.c,
+//     OnConflict_CheckForSerializationFailure): T_out must commit first,
+//     a read-only T_in only counts when T_out committed before its
+//     snapshot, and the structure is reported only when certain
+//     dependencies close it into a cycle (see engine.pivot);
+//   - foundationdb:serializable adds timestamp ordering (Zhou et al.,
+//     "FoundationDB: A Distributed Unbundled Transactional Key Value
+//     Store", SIGMOD 2021 §2.4: the resolvers abort a transaction when a
+//     key range it read was written by a transaction committed between
+//     its read version and its commit version; read-only transactions
+//     commit at their read version without the resolvers);
+//   - cockroachdb:serializable has no rule beyond the cycle: CockroachDB
+//     serializes at transaction timestamps that read refreshes may push
+//     (Taft et al., "CockroachDB: The Resilient Geo-Distributed SQL
+//     Database", SIGMOD 2020 §3.3-3.4; docs "Transaction Layer"), so
+//     neither commit order nor SSI structures bind it.
 func ProfileConfig(p model.Profile) Config {
 	c := Config{Model: p.Name, Mechanisms: p.Mechanisms, SnapshotPerStatement: p.SnapshotPerStatement}
 	for _, m := range p.Mechanisms {

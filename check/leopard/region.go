@@ -1,10 +1,10 @@
 package leopard
 
 import (
-	"strconv"
-	"strings"
+	"math"
 
 	"github.com/txray/txray/history"
+	"github.com/txray/txray/sqlpred"
 )
 
 // Record identification from predicates (Leopard ICDE 2023, appendix:
@@ -16,15 +16,16 @@ import (
 // equality and range conditions on the record identifier: the predicate's
 // region. txray does the same for predicates over the row key column k
 // (txray's recorder tables: (k, v), PredRead rows are (k, v)): a
-// conjunction of k = N, k < N, k <= N, k > N, k >= N and k BETWEEN A AND B
-// (either operand order, any case) with both bounds finite identifies the
-// integer keys of [lo, hi]. Every such key the history knows (an integer
+// predicate over k alone (comparisons, BETWEEN, IN, IS NULL against integer
+// literals, combined by AND, OR and NOT; package sqlpred) whose integer keys
+// form one finite interval identifies the integer keys of [lo, hi]. Every such key the history knows (an integer
 // key of the key interner) that the read did not return is checked as a
 // read of "no row", the initial (absent) version. Anything else cannot be
 // decided from the text and is treated conservatively: only the returned
 // rows are checked (counted as pred_regions_undecided): another column,
-// OR, NOT, functions, string or non-integer constants, an unbounded or
-// empty range, or a region wider than maxRegion keys. Nor is anything
+// arithmetic on k, NOT IN, a region of several intervals, string or
+// non-integer constants, an unbounded or empty range, or a region wider
+// than maxRegion keys. Nor is anything
 // checked when initial values are unknown (traces of pre-loaded tables:
 // an absent row is not known to be the initial state) or without a key
 // interner (online without OnlineOptions.Keys).
@@ -36,88 +37,21 @@ const maxRegion = 1 << 16
 type region struct{ lo, hi int64 }
 
 // parseRegion extracts the region of a predicate over the key column k;
-// ok is false when the text cannot be decided (see above).
+// ok is false when the text cannot be decided (see above). The predicate is
+// interpreted by package sqlpred: the region is its exact integer range on
+// k (sqlpred.Pred.IntRangesExact), which must be one finite interval of at
+// most maxRegion keys.
 func parseRegion(where string) (region, bool) {
-	// Parentheses only group here (OR and NOT are rejected below).
-	sp := strings.NewReplacer("(", " ", ")", " ", ">=", " >= ", "<=", " <= ", "<>", " <> ", "!=", " != ", "=", " = ", "<", " < ", ">", " > ")
-	f := strings.Fields(strings.ToLower(sp.Replace(where)))
-	lo, hi := int64(-1<<63), int64(1<<63-1)
-	hasLo, hasHi := false, false
-	num := func(s string) (int64, bool) {
-		n, err := strconv.ParseInt(s, 10, 64)
-		return n, err == nil
-	}
-	for i := 0; i < len(f); {
-		if i > 0 {
-			if f[i] != "and" {
-				return region{}, false
-			}
-			i++
-		}
-		if i+2 >= len(f) {
-			return region{}, false
-		}
-		if f[i] == "k" && f[i+1] == "between" {
-			if i+4 >= len(f) || f[i+3] != "and" {
-				return region{}, false
-			}
-			a, ok1 := num(f[i+2])
-			b, ok2 := num(f[i+4])
-			if !ok1 || !ok2 {
-				return region{}, false
-			}
-			lo, hi, hasLo, hasHi = max(lo, a), min(hi, b), true, true
-			i += 5
-			continue
-		}
-		op, c := f[i+1], f[i+2]
-		if f[i] != "k" {
-			// N op k: mirror the operator.
-			if c != "k" {
-				return region{}, false
-			}
-			c = f[i]
-			switch op {
-			case "<":
-				op = ">"
-			case ">":
-				op = "<"
-			case "<=":
-				op = ">="
-			case ">=":
-				op = "<="
-			}
-		}
-		n, ok := num(c)
-		if !ok {
-			return region{}, false
-		}
-		switch op {
-		case "=":
-			lo, hi, hasLo, hasHi = max(lo, n), min(hi, n), true, true
-		case ">=":
-			lo, hasLo = max(lo, n), true
-		case ">":
-			if n == 1<<63-1 {
-				return region{}, false
-			}
-			lo, hasLo = max(lo, n+1), true
-		case "<=":
-			hi, hasHi = min(hi, n), true
-		case "<":
-			if n == -1<<63 {
-				return region{}, false
-			}
-			hi, hasHi = min(hi, n-1), true
-		default:
-			return region{}, false
-		}
-		i += 3
-	}
-	if !hasLo || !hasHi || lo > hi || hi-lo < 0 || hi-lo >= maxRegion {
+	p, err := sqlpred.Compile(where, history.PredColumns)
+	if err != nil {
 		return region{}, false
 	}
-	return region{lo, hi}, true
+	rs, exact := p.IntRangesExact(0)
+	if !exact || len(rs) != 1 || rs.IsFull() || rs[0].Lo == math.MinInt64 || rs[0].Hi == math.MaxInt64 ||
+		rs[0].Hi-rs[0].Lo < 0 || rs[0].Hi-rs[0].Lo >= maxRegion {
+		return region{}, false
+	}
+	return region{rs[0].Lo, rs[0].Hi}, true
 }
 
 // predRegion checks the keys of a predicate read's region that it did not

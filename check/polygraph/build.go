@@ -153,7 +153,13 @@ func build(h *history.History, ra *regread.Analysis, si, session, rt bool) *prob
 				}
 				writes[o.Key] = append(writes[o.Key], wr{int32(node), o.Value, int32(j)})
 			case history.Read:
-				if o.IsList || wroteBefore(t, j) || !firstRead(t, j) {
+				if o.IsList || wroteBefore(t, j) {
+					continue
+				}
+				if f := firstReadOf(t, j); f != j {
+					if t.Ops[f].Value != o.Value {
+						p.internal(ti, f, j)
+					}
 					continue
 				}
 				w := ra.WriterOf(ti, j)
@@ -429,17 +435,30 @@ func wroteBefore(t *history.Txn, j int) bool {
 	return false
 }
 
-// firstRead: only a transaction's first read of a key is its external read
-// (a later differing read of the same key is an internal anomaly the read
-// checks report; a later equal read adds nothing).
-func firstRead(t *history.Txn, j int) bool {
+// firstReadOf returns the index of the transaction's first read of the
+// key op j reads: only that read is external (a later read that differs,
+// with no write of the key in between, is an internal anomaly).
+func firstReadOf(t *history.Txn, j int) int {
 	k := t.Ops[j].Key
 	for i := 0; i < j; i++ {
 		if t.Ops[i].Kind == history.Read && t.Ops[i].Key == k && !t.Ops[i].IsList {
-			return false
+			return i
 		}
 	}
-	return true
+	return j
+}
+
+// internal reports a transaction whose two reads of a key, with no write of
+// it in between, returned different values: no order of other transactions
+// explains that (Elle's internal anomaly; Adya's item read stability).
+func (p *problem) internal(t int32, a, b int) {
+	h := p.h
+	o1, o2 := &h.Txns[t].Ops[a], &h.Txns[t].Ops[b]
+	p.anomalies = append(p.anomalies, check.Anomaly{Type: model.Internal, Txns: []int32{t}, Key: h.KeyName(o1.Key),
+		Ops: map[int32]string{t: h.TxnString(t)},
+		Explanation: h.TxnName(t) + " read key " + h.KeyName(o1.Key) + " twice without writing it in between and got " +
+			h.ValueName(o1.Value) + " (op " + strconv.Itoa(a+1) + "), then " + h.ValueName(o2.Value) + " (op " + strconv.Itoa(b+1) +
+			"): a transaction reads one snapshot, so the second read contradicts the first."})
 }
 
 // lostUpdate records two transactions that read the same version of key k

@@ -200,7 +200,7 @@ func (r *chainReach) reaches(u, v int32) bool {
 
 // chains greedily decomposes the DAG into paths in topological order;
 // it returns the chain of each node, its position, and the chain count.
-func chains(g *pgraph, order []int32) (chain, pos []int32, k int) {
+func chains(g *pgraph, order []int32, prefer func(eid int32) bool) (chain, pos []int32, k int) {
 	chain = make([]int32, g.n)
 	pos = make([]int32, g.n)
 	for i := range chain {
@@ -218,16 +218,26 @@ func chains(g *pgraph, order []int32) (chain, pos []int32, k int) {
 		if !isTail[v] {
 			continue
 		}
-		// extend v's chain to one successor that has no chain yet
+		// extend v's chain to one successor that has no chain yet, preferably
+		// along a preferred edge (session order keeps sessions as chains)
+		pick := int32(-1)
 		for j := g.off[v]; j < g.off[v+1]; j++ {
 			t := g.to[j]
 			if chain[t] < 0 {
-				c := chain[v]
-				chain[t], pos[t] = c, tailLen[c]
-				tailLen[c]++
-				isTail[v], isTail[t] = false, true
-				break
+				if prefer != nil && prefer(g.eid[j]) {
+					pick = t
+					break
+				}
+				if pick < 0 {
+					pick = t
+				}
 			}
+		}
+		if pick >= 0 {
+			c := chain[v]
+			chain[pick], pos[pick] = c, tailLen[c]
+			tailLen[c]++
+			isTail[v], isTail[pick] = false, true
 		}
 	}
 	return chain, pos, len(tailLen)
@@ -266,12 +276,12 @@ const maxReachBytes = 1 << 30
 // newReach builds the exact index that is cheaper to compute for the DAG
 // g (chains: O(m·k) for k chains; bitsets: O(m·n/64)) among those within
 // maxReachBytes, or nil if neither fits.
-func newReach(g *pgraph, order []int32) (reach, string) {
+func newReach(g *pgraph, order []int32, prefer func(eid int32) bool) (reach, string) {
 	n := int64(g.n)
 	m := int64(len(g.to)) + n
 	words := (n + 63) / 64
 	bitBytes := n * words * 8
-	chain, pos, k := chains(g, order)
+	chain, pos, k := chains(g, order, prefer)
 	chainBytes := n * int64(k) * 4
 	chainOK, bitOK := chainBytes <= maxReachBytes, bitBytes <= maxReachBytes
 	switch {

@@ -7,7 +7,7 @@
 // et al., OSDI 2020), PolySI (Huang et al., VLDB 2023) and VeriStrong do.
 //
 // Models: serializable, strong-session-serializable (plus session order),
-// strict-serializable (plus real-time order), snapshot-isolation and
+// strict-serializable (plus session and real-time order), snapshot-isolation and
 // strong-session-snapshot-isolation.
 //
 //   - Nodes: committed transactions and unknown-outcome ones whose writes
@@ -67,6 +67,10 @@ func init() {
 		check.Param{Key: "use-version-order", Values: "true|false", Doc: "false: ignore the history's version order (to measure the search without it)"})
 }
 
+// DefaultBudget bounds the cycle clauses the solver may learn when
+// Options.Budget is 0.
+const DefaultBudget = 2_000_000
+
 // Checker is the polygraph checker ("polygraph").
 type Checker struct{}
 
@@ -101,7 +105,9 @@ func planFor(m string) (plan, bool) {
 	case model.StrongSessionSerializable:
 		return plan{model: c, session: true, cycleExists: model.StrongSessionSerializableCycleEx}, true
 	case model.StrictSerializable:
-		return plan{model: c, realtime: true, cycleExists: model.PLSSCycleExists}, true
+		// strict-serializable implies strong-session-serializable in txray's lattice (Elle's):
+		// session order counts as well as real-time order.
+		return plan{model: c, session: true, realtime: true, cycleExists: model.PLSSCycleExists}, true
 	case model.SnapshotIsolation:
 		return plan{model: c, si: true, cycleExists: model.PLSICycleExists}, true
 	case model.StrongSessionSnapshotIsolation:
@@ -119,23 +125,24 @@ func (Checker) Applies(h *history.History, m string) (int, string) {
 	if _, ok := planFor(m); !ok {
 		return 0, "polygraph decides serializable, strict-serializable, strong-session-serializable, snapshot-isolation and strong-session-snapshot-isolation only"
 	}
-	writes := false
+	regOps := false
 	for i := range h.Txns {
 		for j := range h.Txns[i].Ops {
 			switch h.Txns[i].Ops[j].Kind {
 			case history.Write:
-				writes = true
+				regOps = true
 			case history.Read:
 				if h.Txns[i].Ops[j].IsList {
 					return 0, "the history has list reads (use list-append)"
 				}
+				regOps = true
 			default:
 				return 0, "the history has operations other than register reads and writes"
 			}
 		}
 	}
-	if !writes {
-		return 0, "the history has no register writes"
+	if !regOps {
+		return 0, "the history has no register reads or writes"
 	}
 	return 55, ""
 }
@@ -241,13 +248,21 @@ func (Checker) Check(ctx context.Context, h *history.History, opts check.Options
 		}
 	}
 	st["constraints_after_pruning"] = remaining
-	st["constraints_before_pruning"] = p.stats["constraints"]
+	if n, ok := p.stats["constraints"]; ok {
+		st["constraints_before_pruning"] = n
+	} else {
+		st["constraints_before_pruning"] = 0 // not generated: the known graph is already cyclic
+	}
 	if err != nil {
 		r.Verdict, r.Reason = check.Unknown, "search stopped: "+err.Error()
 		return finish()
 	}
 	if !out.unsat {
-		out, err = p.solve(ctx, opts.Budget)
+		budget := opts.Budget
+		if budget <= 0 {
+			budget = DefaultBudget
+		}
+		out, err = p.solve(ctx, budget)
 		lap("solve")
 		if err != nil {
 			r.Verdict, r.Reason = check.Unknown, "search stopped: "+err.Error()

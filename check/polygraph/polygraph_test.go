@@ -244,3 +244,32 @@ func TestUnsupportedModel(t *testing.T) {
 		t.Fatalf("got %s", r.Verdict)
 	}
 }
+
+// TestVersionOrderEvidence: a history valid for some version order is
+// invalid for the one given as evidence (G-single through a ww edge from the
+// version order).
+func TestVersionOrderEvidence(t *testing.T) {
+	mkH := func() *history.History {
+		return mk(t, tt("", "w x 1"), tt("", "w x 2"), tt("", "r x 1", "w y 1"), tt("", "r y 1", "r x 2"))
+	}
+	h := mkH()
+	if r := run(t, h, model.Serializable, nil); r.Verdict != check.Valid {
+		t.Fatalf("without version order: %s\n%s", r.Verdict, dump(r))
+	}
+	h = mkH()
+	x, _ := h.Keys.LookupStr("x")
+	v1, _ := h.Values.LookupInt(1)
+	v2, _ := h.Values.LookupInt(2)
+	h.VersionOrder = map[int32][]int32{x: {v2, v1}}
+	r := run(t, h, model.Serializable, nil)
+	if r.Verdict != check.Invalid {
+		t.Fatalf("with version order 2 < 1: %s\n%s", r.Verdict, dump(r))
+	}
+	if !strings.Contains(dump(r), "given version order") {
+		t.Errorf("explanation does not cite the version order:\n%s", dump(r))
+	}
+	h.VersionOrder = map[int32][]int32{x: {v1, v2}}
+	if r := run(t, h, model.Serializable, nil); r.Verdict != check.Valid {
+		t.Fatalf("with version order 1 < 2: %s\n%s", r.Verdict, dump(r))
+	}
+}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-air/gini"
 	"github.com/go-air/gini/z"
+	"github.com/txray/txray/graph"
 )
 
 // cycleRec is a cycle of logical edges, in order (edge i ends where edge
@@ -88,7 +89,7 @@ func (p *problem) prune(ctx context.Context) (out outcome, rounds int32, err err
 			out.core = p.someCycles(g, 8)
 			return out, r, nil
 		}
-		rch, kind := newReach(g, order)
+		rch, kind := newReach(g, order, func(ei int32) bool { return p.edges[ei].rel&(graph.Process|graph.Realtime) != 0 })
 		if rch == nil {
 			p.warnings = append(p.warnings, "reachability pruning skipped: the index would exceed memory bounds")
 		} else {

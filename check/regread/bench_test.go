@@ -2,7 +2,9 @@ package regread
 
 import (
 	"math/rand/v2"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/txray/txray/history"
 )
@@ -61,10 +63,12 @@ func BenchmarkAnalyzeScaling(b *testing.B) {
 	for _, n := range []int{100_000, 1_000_000} {
 		h := benchHistory(n)
 		b.Run(itoa(n), func(b *testing.B) {
+			c0 := cpu()
 			for range b.N {
 				Analyze(h, Options{})
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/txn")
+			b.ReportMetric(float64((cpu()-c0).Nanoseconds())/float64(b.N)/float64(n), "cpu-ns/txn")
 		})
 	}
 }
@@ -74,4 +78,12 @@ func itoa(n int) string {
 		return string(rune('0'+n/1_000_000)) + "M"
 	}
 	return string(rune('0'+n/100_000)) + "00K"
+}
+
+// cpu is the process's user+system CPU time (less sensitive than wall time
+// to other load on the machine).
+func cpu() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

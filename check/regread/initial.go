@@ -47,6 +47,35 @@ func DropInitialTxn(h *history.History, opts Options) bool {
 			}
 		}
 	}
+	// A session that held only the initial transaction is gone: rebuild
+	// the session interner so session counts stay honest.
+	if t0.Session >= 0 {
+		alone := true
+		for i := range h.Txns {
+			if h.Txns[i].Session == t0.Session {
+				alone = false
+				break
+			}
+		}
+		if alone {
+			old := h.Sessions
+			h.Sessions = history.NewInterner()
+			remap := make([]int32, old.Len())
+			for i := range remap {
+				remap[i] = -1
+			}
+			for i := range h.Txns {
+				t := &h.Txns[i]
+				if t.Session < 0 || int(t.Session) >= len(remap) {
+					continue
+				}
+				if remap[t.Session] < 0 {
+					remap[t.Session] = h.Sessions.Scalar(old.Get(t.Session))
+				}
+				t.Session = remap[t.Session]
+			}
+		}
+	}
 	h.Ignore("explicit initial transaction", 1)
 	h.Notes = append(h.Notes, fmt.Sprintf("the first transaction (%s) writes %s to all %d keys and nothing else, and nobody observed the state before it: it was taken as the initial state and removed; %d read(s) of its values became reads of the initial state",
 		txnLabel(&t0), h.ValueName(val), len(t0.Ops), rewritten))

@@ -41,7 +41,7 @@ func reference(h *history.History, opts Options) (writer map[[2]int]int32, count
 			val = o.Value
 			keys[o.Key] = true
 		}
-		if ok && !initial(val) && len(t0.Ops) < 2 {
+		if ok && !initial(val) && (opts.InitialValue != "" || h.Values.String(val) != "0") {
 			ok = false
 		}
 		for ti := 1; ok && ti < len(h.Txns); ti++ {

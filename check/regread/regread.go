@@ -59,8 +59,12 @@
 //     once (no reads: it observes nothing);
 //   - it writes every key any other transaction reads or writes with a
 //     register op;
-//   - it writes one value to every key (uniform initialisation), and either
-//     that value is Options.InitialValue or it writes at least two keys;
+//   - it writes one value to every key (uniform initialisation), and that
+//     value is the initial value: Options.InitialValue, or 0 (the integer
+//     or the string "0") when InitialValue is empty. (An ordinary first
+//     transaction that happens to blind-write one non-initial value, say 1,
+//     to every key is not taken: moving it before everything could break
+//     session order and cause false rejects.);
 //   - no other transaction writes that value to any of its keys, and no
 //     committed transaction reads the initial state in sense 1 or 2 of a key
 //     it writes (if someone observed the state before it, it is not the
@@ -128,12 +132,13 @@ type Analysis struct {
 	// range of the history's interners (malformed input built in memory).
 	BadOps int
 
-	h       *history.History
-	opBase  []int32 // op index base per transaction
-	writer  []int32 // per op: WriterOf
-	wStart  []int32 // CSR of register writes by key
-	wRefs   []Ref
-	initial []bool // per value id: an initial value under Options (nil excluded)
+	h          *history.History
+	opBase     []int32 // op index base per transaction
+	writer     []int32 // per op: WriterOf
+	wStart     []int32 // CSR of register writes by key
+	wRefs      []Ref
+	initial    []bool // per value id: an initial value under Options (nil excluded)
+	initialOpt string
 }
 
 // WriterOf returns, for op i of transaction t (a register read), the index
@@ -183,7 +188,7 @@ func isRegWrite(o *history.Op) bool { return o.Kind == history.Write }
 func Analyze(h *history.History, opts Options) *Analysis {
 	n := len(h.Txns)
 	nk, nv := h.Keys.Len(), h.Values.Len()
-	a := &Analysis{InitTxn: -1, Counts: map[string]int{}, h: h}
+	a := &Analysis{InitTxn: -1, Counts: map[string]int{}, h: h, initialOpt: opts.InitialValue}
 	a.opBase = make([]int32, n+1)
 	total := 0
 	for i := range h.Txns {
@@ -574,8 +579,13 @@ func (a *Analysis) findInitTxn(rRefs []Ref, rStart []int32) int32 {
 		val = o.Value
 		mine[o.Key] = true
 	}
-	if !a.initial[val] && len(t0.Ops) < 2 {
-		return -1
+	if !a.initial[val] {
+		if a.initialOpt != "" {
+			return -1
+		}
+		if s := h.Values.String(val); s != "0" {
+			return -1
+		}
 	}
 	// Every key another transaction touches is written by T0.
 	for ti := 1; ti < len(h.Txns); ti++ {

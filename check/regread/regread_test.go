@@ -116,17 +116,25 @@ func TestReadAnomalies(t *testing.T) {
 		{name: "init-txn/uniform-zero-writes-every-key", init: "0", txs: []tx{
 			{'c', 0, "w x 0, w y 0"}, {'c', 1, "r x 0, w y 1"}, {'c', 2, "r y 0, w x 2"}},
 			writers: []w{{1, 0, Initial}, {2, 0, Initial}}, initTxn: 0},
-		{name: "init-txn/uniform-nonzero-two-keys", txs: []tx{
-			{'c', 0, "w x 9, w y 9"}, {'c', 1, "r x 9, w y 1"}},
+		{name: "init-txn/uniform-zero-no-convention", txs: []tx{
+			{'c', 0, "w x 0, w y 0"}, {'c', 1, "r x 0, w y 1"}},
 			writers: []w{{1, 0, Initial}}, initTxn: 0},
+		{name: "init-txn/rejected-uniform-nonzero", txs: []tx{
+			// an ordinary first transaction blind-writing 1 everywhere
+			// (per-key counters) is not the initial state
+			{'c', 0, "w x 1, w y 1"}, {'c', 1, "w x 2"}, {'c', 1, "r x 1"}},
+			writers: []w{{2, 0, 0}}, initTxn: -1},
+		{name: "init-txn/rejected-not-the-declared-initial-value", init: "5", txs: []tx{
+			{'c', 0, "w x 0, w y 0"}, {'c', 1, "r x 0, w y 1"}},
+			writers: []w{{1, 0, 0}}, initTxn: -1},
 		{name: "init-txn/rejected-missing-key", txs: []tx{
-			{'c', 0, "w x 9, w y 9"}, {'c', 1, "r x 9, w z 1"}},
+			{'c', 0, "w x 0, w y 0"}, {'c', 1, "r x 0, w z 1"}},
 			writers: []w{{1, 0, 0}}, initTxn: -1},
 		{name: "init-txn/rejected-someone-read-state-before", txs: []tx{
-			{'c', 0, "w x 9, w y 9"}, {'c', 1, "r x nil, w y 1"}},
+			{'c', 0, "w x 0, w y 0"}, {'c', 1, "r x nil, w y 1"}},
 			writers: []w{{1, 0, Initial}}, initTxn: -1},
 		{name: "init-txn/rejected-mixed-values", txs: []tx{
-			{'c', 0, "w x 9, w y 8"}, {'c', 1, "r x 9, w y 1"}},
+			{'c', 0, "w x 0, w y 8"}, {'c', 1, "r x 0, w y 1"}},
 			writers: []w{{1, 0, 0}}, initTxn: -1},
 		{name: "init-txn/rejected-single-key-nonconvention", txs: []tx{
 			{'c', 0, "w x 9"}, {'c', 1, "r x 9"}},
@@ -261,5 +269,30 @@ func TestInitialStateView(t *testing.T) {
 	h2 := build(t, []tx{{'c', 0, "w x 1"}, {'c', 1, "r x 1"}})
 	if v2, n2 := Analyze(h2, Options{}).InitialStateView(h2); v2 != h2 || n2 != 0 {
 		t.Errorf("copied without need")
+	}
+}
+
+// TestDropInitialTxnOwnSession: the initial transaction's own session goes
+// with it, and the remaining sessions keep their names.
+func TestDropInitialTxnOwnSession(t *testing.T) {
+	h := build(t, []tx{
+		{'c', 9, "w x 0, w y 0"},
+		{'c', 1, "r x 0, w x 1"},
+		{'c', 2, "r y 0, w y 2"},
+		{'c', 1, "r y 2"},
+	})
+	if !DropInitialTxn(h, Options{InitialValue: "0"}) {
+		t.Fatal("not dropped")
+	}
+	if h.Sessions.Len() != 2 {
+		t.Errorf("%d sessions, want 2", h.Sessions.Len())
+	}
+	for i, want := range []string{"1", "2", "1"} {
+		if got := h.Sessions.String(h.Txns[i].Session); got != want {
+			t.Errorf("T%d in session %s, want %s", i, got, want)
+		}
+	}
+	if h.Txns[2].Seq != 1 {
+		t.Errorf("seq %d", h.Txns[2].Seq)
 	}
 }

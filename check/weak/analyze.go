@@ -139,6 +139,7 @@ func progress(opts check.Options, phase string, done, total int64) {
 func (a *analysis) stats() {
 	s := a.res.Stats
 	s["sessions"] = a.k
+	s["session_order"] = a.h.Evidence.Sessions
 	inc := 0
 	for _, b := range a.incl {
 		if b {
@@ -192,6 +193,9 @@ func (a *analysis) include() {
 			continue
 		}
 		s := h.Txns[i].Session
+		if !h.Evidence.Sessions {
+			s = -1 // session ids not meaningful: no session order
+		}
 		var idx int32
 		if s < 0 {
 			idx = int32(len(a.sessions))
@@ -948,7 +952,13 @@ func renderPath(h *history.History, steps []check.Step) string {
 	}
 	var b strings.Builder
 	b.WriteString(h.TxnName(steps[0].From))
-	for _, s := range steps {
+	for i, s := range steps {
+		if len(steps) > 24 && i == 10 {
+			fmt.Fprintf(&b, " ... (%d more steps, listed in the anomaly's cycle) ...", len(steps)-20)
+		}
+		if len(steps) > 24 && i >= 10 && i < len(steps)-10 {
+			continue
+		}
 		b.WriteString(" -" + s.Rel)
 		if s.Key != "" {
 			b.WriteString("(" + s.Key + ")")

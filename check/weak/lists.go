@@ -198,8 +198,8 @@ func (a *analysis) missingAppend(e coEdge) {
 		an.Txns = append(an.Txns, e.from)
 		an.Ops[e.from] = h.TxnString(e.from)
 	}()
-	a.add(typ, nil, []coEdge{e}, fmt.Sprintf("%s read %s = %s (op %d); %s appended to %s, and %s, so %s makes %s visible to %s (Biswas & Enea 2019; Cerone et al. 2015): a list read returns every visible append, but %s's append to %s is not in the list (or only partly).",
-		h.TxnName(e.reader), h.KeyName(e.key), h.OpString(o), e.readOp, h.TxnName(e.from), h.KeyName(e.key), why, e.rank,
+	a.add(typ, nil, []coEdge{e}, fmt.Sprintf("%s read %s (op %d); %s appended to %s, and %s, so %s makes %s visible to %s (Biswas & Enea 2019; Cerone et al. 2015): a list read returns every visible append, but %s's append to %s is not in the list (or only partly).",
+		h.TxnName(e.reader), h.OpString(o), e.readOp, h.TxnName(e.from), h.KeyName(e.key), why, e.rank,
 		h.TxnName(e.from), h.TxnName(e.reader), h.TxnName(e.from), h.KeyName(e.key)))
 }
 

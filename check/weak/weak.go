@@ -64,6 +64,11 @@
 // transactions, the reads, and every edge of the contradiction: so and wr
 // edges with the key, and co edges with the premise that forces them.
 //
+// Session order comes from Txn.Session/Seq when History.Evidence.Sessions
+// is set; otherwise every transaction is its own session (a warning says
+// so). The vector clocks have one entry per session, so n·k is bounded
+// (maxVCEntries; beyond it the verdict is Unknown).
+//
 // Unknown-status transactions are treated as committed when some included
 // transaction reads from them, and as aborted otherwise; the axioms are
 // monotone in the set of transactions, so this is exact. Reads of a value
@@ -202,6 +207,9 @@ func (Checker) Check(ctx context.Context, h *history.History, opts check.Options
 		}
 	}
 	res.fill(r, opts.MaxPerType())
+	if !h.Evidence.Sessions {
+		r.Warnings = append(r.Warnings, "the history has no session order (Evidence.Sessions is false): the levels were decided with an empty session order, which read atomic and causal consistency otherwise include")
+	}
 	r.Finish()
 	return r, nil
 }

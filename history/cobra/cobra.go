@@ -32,9 +32,10 @@
 //     is skipped and counted in History.Ignored;
 //   - a transaction whose 'C' is missing (the log ends, or the next 'S'
 //     comes first) has an unknown outcome; a note says how many;
-//   - with timestamps, a transaction's start and commit timestamps become
-//     its client interval (Txn.Invoke/Complete) and Evidence.ClientTime is
-//     set (Cobra's time-order edges assume the clients' clocks agree).
+//   - timestamps, when present, are detected and skipped: Cobra trusts them
+//     only up to a clock-drift threshold (TIME_DRIFT_THRESHOLD), so they are
+//     not exact client intervals; a note and Header.Extra say they were
+//     there.
 //
 // Bad input (an unknown tag, a truncated record, a 'C' naming another
 // transaction, a record outside a transaction) is an InputError naming the
@@ -162,6 +163,16 @@ func DecodeDir(dir string, opts history.DecodeOptions) (*history.History, error)
 		return nil, &history.InputError{File: dir, Msg: "no T<n>.log files (a Cobra log directory holds one per client)"}
 	}
 	d := newDecoder()
+	if ents, err := os.ReadDir(dir); err == nil && len(ents) > len(fs) {
+		other := ""
+		for _, e := range ents {
+			if !strings.HasSuffix(e.Name(), ".log") || e.IsDir() {
+				other = e.Name()
+				break
+			}
+		}
+		d.h.Notes = append(d.h.Notes, fmt.Sprintf("%d directory entr(ies) other than *.log files ignored (e.g. %s; Cobra's verifier reads only the .log files)", len(ents)-len(fs), other))
+	}
 	for _, name := range fs {
 		data, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {
@@ -237,12 +248,6 @@ func (d *decoder) emit(p *parser, sess string) {
 			tx.Status = history.Unknown
 			d.open++
 		}
-		if p.ts {
-			tx.HasTime, tx.Invoke, tx.Complete = true, t.start, t.end
-			if !t.committed {
-				tx.HasTime = false
-			}
-		}
 		tx.Ops = make([]history.Op, len(t.ops))
 		for j, o := range t.ops {
 			op := history.Op{Kind: history.Read, Key: h.Keys.Int(o.key), Value: history.NoValue}
@@ -264,16 +269,12 @@ func (d *decoder) emit(p *parser, sess string) {
 func (d *decoder) finish() *history.History {
 	h := d.h
 	h.Evidence.Sessions = len(h.Txns) > 0
-	if d.timed > 0 && d.untimed == 0 {
-		h.Evidence.ClientTime = true
-		for i := range h.Txns {
-			if h.Txns[i].Status == history.Committed && !h.Txns[i].HasTime {
-				h.Evidence.ClientTime = false
-			}
-		}
-		h.Notes = append(h.Notes, "Cobra logs with timestamps (TIME_ORDER_ON): start/commit timestamps used as client intervals; Cobra assumes the clients' clocks agree")
-	} else if d.timed > 0 {
-		h.Notes = append(h.Notes, fmt.Sprintf("%d of %d Cobra logs carry timestamps; client intervals are not used as evidence", d.timed, d.timed+d.untimed))
+	if d.timed > 0 {
+		// Cobra compares these timestamps only up to a clock-drift bound
+		// (TIME_DRIFT_THRESHOLD); used as exact client intervals they could
+		// order transactions that were concurrent and cause false rejects.
+		h.Header.Extra = map[string]string{"cobra_timestamps": fmt.Sprintf("%d of %d logs (TIME_ORDER_ON)", d.timed, d.timed+d.untimed)}
+		h.Notes = append(h.Notes, "Cobra logs with start/commit timestamps (TIME_ORDER_ON): not used as client intervals, since Cobra itself trusts them only up to a clock-drift threshold")
 	}
 	if d.open > 0 {
 		h.Notes = append(h.Notes, fmt.Sprintf("%d transaction(s) have no commit record: outcome unknown", d.open))
@@ -289,10 +290,9 @@ type rop struct {
 }
 
 type rtxn struct {
-	id         int64
-	start, end int64
-	committed  bool
-	ops        []rop
+	id        int64
+	committed bool
+	ops       []rop
 }
 
 // parser reads one log's records.
@@ -346,13 +346,12 @@ func (p *parser) records() error {
 			if err != nil {
 				return err
 			}
-			var ts int64
 			if p.ts {
-				if ts, err = p.i64(rec, "S.timestamp"); err != nil {
+				if _, err = p.i64(rec, "S.timestamp"); err != nil {
 					return err
 				}
 			}
-			p.out = append(p.out, rtxn{id: id, start: ts})
+			p.out = append(p.out, rtxn{id: id})
 			cur = len(p.out) - 1
 			p.txns++
 		case 'C':
@@ -360,9 +359,8 @@ func (p *parser) records() error {
 			if err != nil {
 				return err
 			}
-			var ts int64
 			if p.ts {
-				if ts, err = p.i64(rec, "C.timestamp"); err != nil {
+				if _, err = p.i64(rec, "C.timestamp"); err != nil {
 					return err
 				}
 			}
@@ -372,7 +370,7 @@ func (p *parser) records() error {
 			if p.out[cur].id != id {
 				return p.errf(rec, "C.txn_id", "commit of transaction %d inside transaction %d", id, p.out[cur].id)
 			}
-			p.out[cur].committed, p.out[cur].end = true, ts
+			p.out[cur].committed = true
 			cur = -1
 		case 'W':
 			var f [3]int64

@@ -12,7 +12,7 @@ import (
 	"github.com/txray/txray/history"
 )
 
-const shared = "../../../shared/testdata"
+const shared = "../../testdata/external" // copies of public histories (its README)
 
 // encodeBincode writes h in dbcop's bincode layout (for tests).
 func encodeBincode(h *Hist) []byte {
@@ -100,7 +100,7 @@ func TestBothEncodings(t *testing.T) {
 func TestDgraph(t *testing.T) {
 	path := filepath.Join(shared, "dbcop", "dgraph", "history.bincode")
 	if _, err := os.Stat(path); err != nil {
-		t.Skipf("%s not present", path)
+		t.Fatalf("%s missing: it is part of the repository", path)
 	}
 	h, err := history.DecodeFile(path, "auto", history.DecodeOptions{})
 	if err != nil {

@@ -98,7 +98,7 @@ Exit codes: 0 measured (whatever the verdicts); 2 usage, input or I/O error.`,
 	fl.StringVar(&f.profile, "profile", "", "write CPU and heap pprof profiles of every phase into DIR")
 	fl.DurationVar(&f.timeout, "timeout", 0, "give up a check after this long (verdict unknown); 0 = no limit")
 	fl.StringArrayVarP(&f.params, "param", "p", nil, "checker-specific option key=value (repeatable)")
-	fl.IntVar(&f.maxAnom, "max-anomalies", 8, "anomalies listed per type (as txray check)")
+	fl.IntVar(&f.maxAnom, "max-anomalies", check.DefaultMaxPerType, "anomalies listed per type, 0 = all (as txray check)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress bars")
 	fl.BoolVar(&f.child, "child", false, "internal: measure one request (JSON on stdin) and print the measurement")
 	fl.BoolVar(&f.inProcess, "in-process", false, "measure in this process instead of child processes (peak RSS is then cumulative)")
@@ -160,13 +160,20 @@ func runBench(cmd *cobra.Command, f *benchFlags) error {
 	}
 	if f.checker != "auto" && f.checker != "all" {
 		for _, n := range strings.Split(f.checker, ",") {
-			if _, ok := check.Lookup(strings.TrimSpace(n)); !ok {
-				return UsageErrorf("--checker: unknown checker %q (known: %s)", n, strings.Join(check.Names(), ", "))
+			if err := knownChecker(strings.TrimSpace(n)); err != nil {
+				return err
 			}
 		}
 	}
+	if f.maxAnom < 0 {
+		return UsageErrorf("--max-anomalies %d: want 0 (list all) or a positive cap", f.maxAnom)
+	}
+	maxAnom := f.maxAnom
+	if maxAnom == 0 {
+		maxAnom = -1 // 0 lists all, as in txray check (check.Options: negative)
+	}
 	cfg := bench.Config{Format: f.format, Files: f.files, Model: model, Checkers: f.checker, Params: params,
-		MaxAnomalies: f.maxAnom, Timeout: f.timeout, Keep: f.keep, ProfileDir: f.profile}
+		MaxAnomalies: maxAnom, Timeout: f.timeout, Keep: f.keep, ProfileDir: f.profile}
 	if len(f.files) > 0 {
 		if !cmd.Flags().Changed("format") {
 			cfg.Format = "auto"

@@ -16,6 +16,7 @@ import (
 
 	"github.com/txray/txray/check"
 	"github.com/txray/txray/history"
+	"github.com/txray/txray/history/versionorder"
 	"github.com/txray/txray/internal/progress"
 	"github.com/txray/txray/model"
 	"github.com/txray/txray/report"
@@ -36,6 +37,10 @@ type checkFlags struct {
 	budget       int64
 	timeout      time.Duration
 	params       []string
+	versionOrder string // txray check --version-order FILE (history/versionorder)
+	// summaryOnly (txray run) prints the summary and points to the report
+	// for the details.
+	summaryOnly bool
 }
 
 func (f *checkFlags) add(c *cobra.Command, withFormat bool) {
@@ -143,6 +148,7 @@ error; 3 some verdict unknown.`,
 		},
 	}
 	f.add(c, true)
+	c.Flags().StringVar(&f.versionOrder, "version-order", "", "read a version-order file (KEY V1 V2 ... per line, oldest first; partial orders allowed; docs/history-format.md) and add it to every input's evidence")
 	return c
 }
 
@@ -234,6 +240,9 @@ func runCheck(cmd *cobra.Command, files []string, f *checkFlags) (int, error) {
 	for _, file := range files {
 		start := time.Now()
 		h, err := decodeCtx(ctx, file, f.format, decodeOptions(file, f.quiet || f.json))
+		if err == nil && f.versionOrder != "" {
+			err = versionorder.ReadFile(f.versionOrder, h)
+		}
 		var in *report.Input
 		code := ExitUsage
 		switch {
@@ -250,6 +259,9 @@ func runCheck(cmd *cobra.Command, files []string, f *checkFlags) (int, error) {
 			code = ExitUnknown
 		default:
 			in = &report.Input{File: file, Error: err.Error(), Elapsed: time.Since(start)}
+		}
+		if !f.json && len(codes) > 0 {
+			fmt.Fprintln(cmd.OutOrStdout()) // a blank line between inputs
 		}
 		if err := printInput(cmd, in, f, reportPath, nil); err != nil {
 			return ExitUsage, err
@@ -310,10 +322,18 @@ func printInput(cmd *cobra.Command, in *report.Input, f *checkFlags, reportPath 
 		summary = append(summary, "model: "+in.ModelWhy)
 	}
 	summary = append(summary, extra...)
+	if h := initialZeroHint(in, f); h != "" {
+		summary = append(summary, h)
+	}
 	if in.History == nil {
 		reportPath = ""
 	}
-	return report.WriteTextOptions(w, in, report.TextOptions{Verbose: f.verbose, Summary: summary, ReportPath: reportPath})
+	opts := report.TextOptions{Verbose: f.verbose, Summary: summary, ReportPath: reportPath}
+	if f.summaryOnly && reportPath != "" {
+		opts.SummaryOnly = true
+		opts.DetailsHint = "details (every anomaly explained): " + reportPath + ", or txray check -v " + in.File
+	}
+	return report.WriteTextOptions(w, in, opts)
 }
 
 // aggregate folds per-input exit codes: input errors first, then invalid,
@@ -546,4 +566,25 @@ func decodeOptions(file string, quiet bool) history.DecodeOptions {
 		total = st.Size()
 	}
 	return history.DecodeOptions{Progress: func(n int64) { pf("decode (bytes)", n, total) }}
+}
+
+// zeroInitialFormats are the formats whose sources (TimeKiller/Chronos,
+// PolySI, dbcop, Cobra) start every key at 0 rather than absent.
+var zeroInitialFormats = map[string]bool{"chronos": true, "polysi": true, "cobra": true, "dbcop": true}
+
+// initialZeroHint suggests -p initial-value=0 when a history in such a
+// format was not found valid under the default initial value: reads of the
+// initial 0 then look like reads of a value nobody wrote.
+func initialZeroHint(in *report.Input, f *checkFlags) string {
+	h := in.History
+	if h == nil || !zeroInitialFormats[h.Header.Format] || len(in.Results) == 0 || in.Results[0] == nil ||
+		in.Results[0].Verdict == check.Valid {
+		return ""
+	}
+	for _, p := range f.params {
+		if strings.HasPrefix(p, "initial-value=") {
+			return ""
+		}
+	}
+	return "hint: " + h.Header.Format + "-format histories (written by TimeKiller/Chronos, PolySI, dbcop or Cobra) usually start every key at 0; if this one does, check with -p initial-value=0"
 }

@@ -62,7 +62,16 @@ Faults (--fault NAME[:PROB], repeatable; PROB defaults to ` + strconv.FormatFloa
 ` + faultDoc.String() + `
 A fault fires only where it can change the execution: where a level already
 allows the anomaly, or lacks the mechanism the fault breaks, its count stays 0
-(details in the documentation of package sim).`,
+(details in the documentation of package sim).
+
+Checking the output: txray check FILE checks any of it (the header's level
+is the default model). txray watch's default checker (aion) checks register
+reads and writes only: give --workload rw-register for a history to watch
+(docs/watch.md).
+
+Example:
+  txray gen --workload rw-register --level read-committed --txns 5000 -o h.jsonl
+  txray check --model serializable h.jsonl`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return runGen(cmd, &f) },
 	}

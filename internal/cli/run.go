@@ -215,8 +215,8 @@ func runRun(cmd *cobra.Command, f *runFlags) (int, error) {
 		fmt.Fprintf(stderr, "txray: interrupted: stopped after %d transactions; the history holds all of them\n", s.Txns)
 	}
 	rate := float64(s.Txns) / s.Elapsed.Seconds()
-	fmt.Fprintf(stdout, "ran %d txns in %.2fs (%.0f txn/s): %d committed, %d aborted (%d serialization, %d deadlock, %d other), %d unknown\n",
-		s.Txns, s.Elapsed.Seconds(), rate, s.Committed, s.Aborted, s.Serialization, s.Deadlock, s.Other, s.Unknown)
+	fmt.Fprintf(stdout, "ran %d txns in %.2fs (%.0f txn/s): %d committed, %d aborted (%d serialization, %d deadlock, %d lock timeout, %d other), %d unknown\n",
+		s.Txns, s.Elapsed.Seconds(), rate, s.Committed, s.Aborted, s.Serialization, s.Deadlock, s.LockTimeout, s.Other, s.Unknown)
 	if cfg.NoRecord {
 		return ExitValid, nil
 	}
@@ -241,7 +241,7 @@ func runRun(cmd *cobra.Command, f *runFlags) (int, error) {
 		modelWhy = mdl + " (--model level: what " + h.Header.Level + " promises on " + h.Header.DB + ")"
 	}
 	// The report (report.html, report.json) goes next to the history.
-	cf := &checkFlags{model: mdl, checker: "auto", out: filepath.Dir(res.Path), quiet: f.quiet}
+	cf := &checkFlags{model: mdl, checker: "auto", out: filepath.Dir(res.Path), quiet: f.quiet, summaryOnly: true}
 	if h.Header.Workload != "list-append" {
 		// Register workloads: a transaction that reads a key and later writes
 		// it installs its version after the one it read, whatever the level
@@ -254,6 +254,10 @@ func runRun(cmd *cobra.Command, f *runFlags) (int, error) {
 			// Leopard verifies predicate reads against the profile's
 			// mechanisms; Elle's checkers cannot read them.
 			cf.checker = "leopard"
+		} else if emmeApplies(h, mdl) {
+			// A version certificate (the recorder's version order):
+			// emme checks item and predicate dependencies exactly.
+			cf.checker = "emme"
 		} else {
 			// Elle cannot interpret predicate reads; the projection without
 			// them keeps every anomaly it shows (dropping reads only drops

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -67,9 +66,24 @@ A bad line mid-stream is reported on stderr, skipped and counted. End of
 input or SIGINT/SIGTERM gives the final verdict over everything accepted;
 "valid" is never printed when nothing was checked or input was rejected.
 Exit codes: 2 input rejected or input error (the verdict is still
-printed), else 0 valid, 1 invalid, 3 unknown.`,
+printed), else 0 valid, 1 invalid, 3 unknown. --json prints one object in
+the shape of txray check --json (docs/json-output.md).
+
+What it can check: aion needs database timestamps and checks register
+reads and writes (list appends make the verdict unknown): txray gen
+--workload rw-register output, or your own stream with start_ts/commit_ts.
+txray run's PostgreSQL and MariaDB recordings have client times but no
+database timestamps: watch them with --checker leopard --model
+postgres:read-committed (the database's profile). Everything else:
+txray check.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if maxPerType < 0 {
+				return UsageErrorf("--max-anomalies %d: want 0 (list all) or a positive cap", maxPerType)
+			}
+			if maxPerType == 0 {
+				maxPerType = check.NoCap // 0 lists all, as in txray check
+			}
 			if follow != "" && httpAddr != "" {
 				return UsageErrorf("--follow and --http are exclusive")
 			}
@@ -149,7 +163,7 @@ printed), else 0 valid, 1 invalid, 3 unknown.`,
 			if ee := (*ExitError)(nil); errors.As(err, &ee) {
 				return err
 			}
-			return finishWatch(cmd.OutOrStdout(), w.stderr, watchOutcome{res: res, accepted: n, rej: &w.rej, inErr: err}, asJSON)
+			return finishWatch(cmd.OutOrStdout(), w.stderr, watchOutcome{res: res, accepted: n, rej: &w.rej, inErr: err, source: watchSource(follow, httpAddr)}, asJSON)
 		},
 	}
 	f := cmd.Flags()
@@ -162,7 +176,7 @@ printed), else 0 valid, 1 invalid, 3 unknown.`,
 	f.Int64Var(&memLimit, "memory-limit", 900, "soft memory limit for the Go runtime in MiB (0 = none)")
 	f.DurationVar(&tick, "tick", 250*time.Millisecond, "how often to finalise verdicts, collect garbage and refresh the status line")
 	f.BoolVar(&asJSON, "json", false, "print the final result as one JSON object")
-	f.IntVar(&maxPerType, "max-anomalies", 8, "anomalies listed per type")
+	f.IntVar(&maxPerType, "max-anomalies", check.DefaultMaxPerType, "anomalies listed per type; 0 lists all (the totals per type are always complete)")
 	f.DurationVar(&readTimeout, "read-timeout", 30*time.Second, "--http: each request (headers and body) must be received within this")
 	f.Int64Var(&maxBody, "max-body", 64<<20, "--http: largest request body in bytes (413 beyond it)")
 	return cmd
@@ -404,22 +418,4 @@ func (w *watcher) consume(ctx context.Context, r io.Reader, name string) error {
 			return ctx.Err()
 		}
 	}
-}
-
-func printWatchResult(out io.Writer, r *check.Result) {
-	fmt.Fprintf(out, "%s under %s: %s\n", r.Checker, r.Model, r.Verdict)
-	if r.Reason != "" {
-		fmt.Fprintln(out, "reason:", r.Reason)
-	}
-	for _, a := range r.Anomalies {
-		fmt.Fprintf(out, "- %s: %s\n", a.Type, a.Explanation)
-	}
-	for t, n := range r.Truncated {
-		fmt.Fprintf(out, "  (%d more %s not listed)\n", n, t)
-	}
-	for _, wn := range r.Warnings {
-		fmt.Fprintln(out, "warning:", wn)
-	}
-	b, _ := json.Marshal(r.Stats)
-	fmt.Fprintf(out, "stats: %s\n", b)
 }

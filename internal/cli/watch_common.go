@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -177,7 +178,8 @@ type watchOutcome struct {
 	res      *check.Result
 	accepted int64 // transactions accepted (decoded and added)
 	rej      *rejects
-	inErr    error // input error that ended the stream (not cancellation)
+	inErr    error  // input error that ended the stream (not cancellation)
+	source   string // the input for reports: "-", the followed file, "http://ADDR"
 }
 
 // finishWatch prints the final result and returns the exit status. The
@@ -216,31 +218,25 @@ func finishWatch(out, stderr io.Writer, o watchOutcome, asJSON bool) error {
 	}
 	res.Stats["txns_accepted"] = o.accepted
 	res.Stats["rejected_records"] = nrej
-	if asJSON {
-		m := map[string]any{"file": "-", "model": res.Model, "checker": res.Checker, "valid": res.Verdict,
-			"anomaly_types": res.AnomalyTypes, "anomalies": res.Anomalies, "stats": res.Stats, "rejected_records": nrej}
-		if res.Reason != "" {
-			m["reason"] = res.Reason
-		}
-		if res.Truncated != nil {
-			m["truncated"] = res.Truncated
-		}
+	// The output is txray check's (docs/json-output.md; text summary first):
+	// "history" is null (a stream is not kept); input errors and rejected
+	// records are the input's "error".
+	var errs []string
+	if inErr != nil {
+		errs = append(errs, "the input ended with an error: "+inErr.Error())
+	}
+	if nrej > 0 {
+		e := fmt.Sprintf("%d input records were rejected and skipped", nrej)
 		if len(first) > 0 {
-			m["rejected"] = first
+			e += " (first: " + strings.Join(first, "; ") + ")"
 		}
-		if inErr != nil {
-			m["input_error"] = inErr.Error()
-		}
-		if len(res.Warnings) > 0 {
-			m["warnings"] = res.Warnings
-		}
-		b, _ := json.Marshal(m)
-		fmt.Fprintln(out, string(b))
-	} else {
-		printWatchResult(out, res)
-		if nrej > maxRejectShown {
-			fmt.Fprintf(out, "rejected: %d records (the first %d are listed on stderr)\n", nrej, maxRejectShown)
-		}
+		errs = append(errs, e)
+	}
+	if err := writeWatchReport(out, o.source, res, strings.Join(errs, "; "), asJSON); err != nil {
+		return err
+	}
+	if !asJSON && nrej > maxRejectShown {
+		fmt.Fprintf(out, "rejected: %d records (the first %d are listed on stderr)\n", nrej, maxRejectShown)
 	}
 	switch {
 	case nrej > 0 || inErr != nil:

@@ -240,5 +240,5 @@ func watchLeopard(cmd *cobra.Command, model, follow string, hc watchHTTPConfig, 
 	res := w.on.Flush()
 	n := w.n
 	w.mu.Unlock()
-	return finishWatch(cmd.OutOrStdout(), stderr, watchOutcome{res: res, accepted: n, rej: &w.rej, inErr: err}, asJSON)
+	return finishWatch(cmd.OutOrStdout(), stderr, watchOutcome{res: res, accepted: n, rej: &w.rej, inErr: err, source: watchSource(follow, hc.addr)}, asJSON)
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/txray/txray/check"
+	"github.com/txray/txray/internal/testenv"
 	"github.com/txray/txray/record"
 	"github.com/txray/txray/record/workload"
 )
@@ -60,7 +61,7 @@ func TestPostgresSerializableMechanismBar(t *testing.T) {
 		res, err := record.Run(context.Background(), cfg)
 		if err != nil {
 			if i == 0 && strings.Contains(err.Error(), "connect") {
-				t.Skipf("PostgreSQL not reachable: %v", err)
+				testenv.Missing(t, "PostgreSQL not reachable: %v", err)
 			}
 			t.Fatalf("run %d (%s, seed %d): %v", i, wl, seed, err)
 		}

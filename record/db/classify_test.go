@@ -35,7 +35,7 @@ func TestClassify(t *testing.T) {
 		{"pg timeout at commit", pg, context.DeadlineExceeded, true, Unknown, ClassConnection},
 		{"pg commit answered rollback", pg, errRolledBack, true, Aborted, ClassOther},
 		{"mysql deadlock", my, &mysql.MySQLError{Number: 1213}, false, Aborted, ClassDeadlock},
-		{"mysql lock wait timeout", my, &mysql.MySQLError{Number: 1205}, false, Aborted, ClassDeadlock},
+		{"mysql lock wait timeout", my, &mysql.MySQLError{Number: 1205}, false, Aborted, ClassLockTimeout},
 		{"mariadb record changed", my, &mysql.MySQLError{Number: 1020}, true, Aborted, ClassSerialization},
 		{"mysql bad conn at commit", my, mysql.ErrInvalidConn, true, Unknown, ClassConnection},
 		{"mysql bad conn before commit", my, errors.New("broken pipe"), false, Aborted, ClassConnection},

@@ -76,12 +76,15 @@ const (
 	// ClassSerialization is a serialization failure (SQLSTATE 40001,
 	// SQLite busy snapshot).
 	ClassSerialization
-	// ClassDeadlock is a deadlock (40P01, MySQL 1213) or lock wait timeout
-	// (MySQL 1205, SQLite busy).
+	// ClassDeadlock is a deadlock the server detected (40P01, MySQL 1213).
 	ClassDeadlock
 	// ClassConnection is a lost connection or client-side timeout; the
 	// Conn must be discarded.
 	ClassConnection
+	// ClassLockTimeout is a lock wait that gave up without a deadlock being
+	// known: MySQL/MariaDB lock wait timeout (1205), SQLite busy/locked
+	// (the busy timeout ran out), PostgreSQL lock_timeout (55P03).
+	ClassLockTimeout
 )
 
 func (c Class) String() string {
@@ -92,6 +95,8 @@ func (c Class) String() string {
 		return "deadlock"
 	case ClassConnection:
 		return "connection"
+	case ClassLockTimeout:
+		return "lock-timeout"
 	}
 	return "other"
 }

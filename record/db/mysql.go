@@ -245,8 +245,10 @@ func classifyMySQL(err error, atCommit bool) (Outcome, Class) {
 	var me *mysql.MySQLError
 	if errors.As(err, &me) {
 		switch me.Number {
-		case myDeadlock, myLockWaitTimeout:
+		case myDeadlock:
 			return Aborted, ClassDeadlock
+		case myLockWaitTimeout:
+			return Aborted, ClassLockTimeout
 		case myRecordChanged:
 			return Aborted, ClassSerialization
 		}

@@ -254,6 +254,8 @@ func (c *pgConn) Classify(err error, atCommit bool) (Outcome, Class) {
 			return Aborted, ClassSerialization
 		case pe.Code == "40P01":
 			return Aborted, ClassDeadlock
+		case pe.Code == "55P03": // lock_not_available (lock_timeout, NOWAIT)
+			return Aborted, ClassLockTimeout
 		case strings.HasPrefix(pe.Code, "08"), strings.HasPrefix(pe.Code, "57P"):
 			// Connection exception / operator intervention: the session
 			// is gone; at COMMIT the outcome is not known.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"net/url"
 	"os"
 	"strings"
 	"syscall"
@@ -205,4 +206,35 @@ func envOr(k, def string) string {
 		return v
 	}
 	return def
+}
+
+// FuzzRedact: whatever the password, no form of address that carries it
+// shows it after Redact (URL userinfo for known and unknown schemes,
+// ?password=, MySQL driver DSNs, key=value DSNs), and Redact never panics.
+func FuzzRedact(f *testing.F) {
+	f.Add("s3cret", "u", "h:5432")
+	f.Add("p@ss:w/rd?#", "root", "127.0.0.1:3306")
+	f.Add("x", "x", "x")
+	f.Fuzz(func(t *testing.T, pw, user, host string) {
+		_ = Redact(pw + user + host) // arbitrary input: must not panic
+		if pw == "" || strings.ContainsAny(pw, "*") {
+			return // the mask itself is made of '*'
+		}
+		forms := []string{
+			"postgres://" + url.UserPassword(user, pw).String() + "@" + host + "/db",
+			"oracle://" + url.UserPassword(user, pw).String() + "@" + host + "/db",
+			"postgres://" + url.PathEscape(user) + "@" + host + "/db?password=" + url.QueryEscape(pw),
+		}
+		if !strings.ContainsAny(user, ":@/") && !strings.ContainsAny(host, "@") {
+			forms = append(forms, user+":"+pw+"@tcp("+host+")/test")
+		}
+		if !strings.ContainsAny(pw, " \t\n\r\v\f'\"&;\\") {
+			forms = append(forms, "host="+url.PathEscape(host)+" password="+pw+" dbname=db")
+		}
+		for _, dsn := range forms {
+			if got := Redact(dsn); strings.Contains(got, pw) {
+				t.Fatalf("Redact(%q) = %q shows the password %q", dsn, got, pw)
+			}
+		}
+	})
 }

@@ -129,9 +129,9 @@ func classifySQLite(err error, atCommit bool) (Outcome, Class) {
 			if se.Code() != sqliteBusy {
 				return Aborted, ClassSerialization // SQLITE_BUSY_SNAPSHOT etc.
 			}
-			return Aborted, ClassDeadlock
+			return Aborted, ClassLockTimeout
 		case sqliteLocked:
-			return Aborted, ClassDeadlock
+			return Aborted, ClassLockTimeout
 		}
 		return Aborted, ClassOther
 	}

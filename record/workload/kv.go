@@ -63,6 +63,9 @@ type kv struct {
 	mode              kvMode
 	table             string
 	read, write, apnd string
+	// chain: the blind-write workloads learn the version each write
+	// replaced (chain.go), so the recorder gives them a version order.
+	chain *versionChain
 }
 
 func newKV(name string, m kvMode, d db.Dialect) *kv {
@@ -73,6 +76,9 @@ func newKV(name string, m kvMode, d db.Dialect) *kv {
 	w.read = "SELECT v FROM " + w.table + " WHERE k = " + d.Param(1)
 	w.write = d.Upsert(w.table, false)
 	w.apnd = d.Upsert(w.table, true)
+	if m == modeBlindW || m == modeBlindRW || m == modeBlindRWP {
+		w.chain = newVersionChain(d, w.table)
+	}
 	return w
 }
 
@@ -148,7 +154,12 @@ func (w *kv) Exec(ctx context.Context, c db.Conn, g *Gen, p *Plan, rec *Recorder
 		case history.Write:
 			v := g.S.Value()
 			i := rec.Start(Op{Kind: history.Write, Key: s.Key, Value: v, HasValue: true})
-			if _, err = c.Exec(ctx, w.write, s.Key, v); err == nil {
+			if w.chain != nil {
+				err = w.chain.write(ctx, c, &rec.Ops[i], s.Key, v)
+			} else {
+				_, err = c.Exec(ctx, w.write, s.Key, v)
+			}
+			if err == nil {
 				rec.Finish(i)
 			}
 		case history.Append:

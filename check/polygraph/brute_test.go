@@ -1,0 +1,302 @@
+package polygraph
+
+import (
+	"context"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/txray/txray/check"
+	"github.com/txray/txray/history"
+	"github.com/txray/txray/model"
+)
+
+// randHistory builds a tiny register history: n committed transactions of
+// 1-3 ops on keys 0..1, unique written values, reads of nil or of any value
+// written to the key (by any transaction, earlier or later).
+func randHistory(r *rand.Rand, n int) *history.History {
+	h := history.New()
+	h.Evidence.Sessions = true
+	keys := []int32{h.Keys.Int(0), h.Keys.Int(1)}
+	type plan struct {
+		write bool
+		key   int
+	}
+	plans := make([][]plan, n)
+	written := [2][]int64{}
+	val := int64(0)
+	vals := make([][]int64, n)
+	for i := range plans {
+		for j := 0; j < 1+r.IntN(3); j++ {
+			p := plan{write: r.IntN(2) == 0, key: r.IntN(2)}
+			plans[i] = append(plans[i], p)
+			if p.write {
+				val++
+				written[p.key] = append(written[p.key], val)
+				vals[i] = append(vals[i], val)
+			} else {
+				vals[i] = append(vals[i], 0)
+			}
+		}
+	}
+	sess := []int32{h.Sessions.Int(0), h.Sessions.Int(1)}
+	seq := [2]int32{}
+	for i := range plans {
+		c := r.IntN(2)
+		t := history.Txn{Session: sess[c], Seq: seq[c]}
+		seq[c]++
+		if r.IntN(2) == 0 { // client interval (sessions are not kept sequential in time: only strict uses times)
+			t.HasTime, t.Invoke = true, int64(r.IntN(10))
+			t.Complete = t.Invoke + int64(r.IntN(4))
+		}
+		for j, p := range plans[i] {
+			o := history.Op{Key: keys[p.key], Value: history.NoValue}
+			if p.write {
+				o.Kind, o.Value = history.Write, h.Values.Int(vals[i][j])
+			} else if ws := written[p.key]; len(ws) > 0 && r.IntN(4) != 0 {
+				o.Value = h.Values.Int(ws[r.IntN(len(ws))])
+			}
+			t.Ops = append(t.Ops, o)
+		}
+		h.Add(t)
+	}
+	return h
+}
+
+func permute(n int, f func(p []int) bool) bool {
+	p := make([]int, n)
+	for i := range p {
+		p[i] = i
+	}
+	var rec func(k int) bool
+	rec = func(k int) bool {
+		if k == n {
+			return f(p)
+		}
+		for i := k; i < n; i++ {
+			p[k], p[i] = p[i], p[k]
+			if rec(k + 1) {
+				return true
+			}
+			p[k], p[i] = p[i], p[k]
+		}
+		return false
+	}
+	return rec(0)
+}
+
+// readsOK: txn t's reads, seeing state st (key -> value id) plus its own writes.
+func readsOK(t *history.Txn, st map[int32]int32) bool {
+	own := map[int32]int32{}
+	for _, o := range t.Ops {
+		if o.Kind == history.Write {
+			own[o.Key] = o.Value
+			continue
+		}
+		want, ok := own[o.Key]
+		if !ok {
+			want, ok = st[o.Key]
+			if !ok {
+				want = history.NoValue
+			}
+		}
+		if o.Value != want {
+			return false
+		}
+	}
+	return true
+}
+
+func apply(t *history.Txn, st map[int32]int32) {
+	for _, o := range t.Ops {
+		if o.Kind == history.Write {
+			st[o.Key] = o.Value
+		}
+	}
+}
+
+// rtOK reports whether order p respects real-time order (a committed
+// transaction that completed before another was invoked comes first).
+func rtOK(h *history.History, p []int) bool {
+	for x := range p {
+		for y := x + 1; y < len(p); y++ {
+			a, b := &h.Txns[p[y]], &h.Txns[p[x]] // a is placed after b
+			if a.HasTime && b.HasTime && a.Complete < b.Invoke {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// bruteStrict: some serial order respecting real-time and session order
+// (strict-serializable implies strong-session-serializable) explains every
+// read.
+func bruteStrict(h *history.History) bool {
+	return permute(len(h.Txns), func(p []int) bool {
+		if !rtOK(h, p) || !soOK(h, p) {
+			return false
+		}
+		st := map[int32]int32{}
+		for _, i := range p {
+			if !readsOK(&h.Txns[i], st) {
+				return false
+			}
+			apply(&h.Txns[i], st)
+		}
+		return true
+	})
+}
+
+// soOK reports whether order p respects session order.
+func soOK(h *history.History, p []int) bool {
+	last := map[int32]int32{}
+	for _, i := range p {
+		t := &h.Txns[i]
+		if l, ok := last[t.Session]; ok && t.Seq < l {
+			return false
+		}
+		last[t.Session] = t.Seq
+	}
+	return true
+}
+
+// bruteSER: some serial order explains every read (respecting session
+// order if session is set).
+func bruteSER(h *history.History, session bool) bool {
+	return permute(len(h.Txns), func(p []int) bool {
+		if session && !soOK(h, p) {
+			return false
+		}
+		st := map[int32]int32{}
+		for _, i := range p {
+			if !readsOK(&h.Txns[i], st) {
+				return false
+			}
+			apply(&h.Txns[i], st)
+		}
+		return true
+	})
+}
+
+// bruteSI: some commit order and, per transaction, some snapshot (a prefix
+// of the commits before it) explain every read, and of two transactions
+// writing a common key the later one's snapshot includes the earlier
+// (Cerone et al.'s abstract-execution definition of SI, without sessions).
+func bruteSI(h *history.History, session bool) bool {
+	n := len(h.Txns)
+	writes := func(i int) map[int32]bool {
+		m := map[int32]bool{}
+		for _, o := range h.Txns[i].Ops {
+			if o.Kind == history.Write {
+				m[o.Key] = true
+			}
+		}
+		return m
+	}
+	ws := make([]map[int32]bool, n)
+	for i := range ws {
+		ws[i] = writes(i)
+	}
+	return permute(n, func(p []int) bool {
+		if session && !soOK(h, p) {
+			return false
+		}
+		for pos, i := range p {
+			ok := false
+			for s := 0; s <= pos && !ok; s++ {
+				conflict := false
+				for q := s; q < pos && session; q++ { // strong session: the snapshot includes the session's earlier txns
+					conflict = conflict || h.Txns[p[q]].Session == h.Txns[i].Session
+				}
+				for q := s; q < pos; q++ { // committed before i but not in its snapshot
+					for k := range ws[p[q]] {
+						conflict = conflict || ws[i][k]
+					}
+				}
+				if conflict {
+					continue
+				}
+				st := map[int32]int32{}
+				for q := 0; q < s; q++ {
+					apply(&h.Txns[p[q]], st)
+				}
+				ok = readsOK(&h.Txns[i], st)
+			}
+			if !ok {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// TestBruteForce: on many tiny random histories, the polygraph's verdict
+// for serializable and snapshot-isolation equals exhaustive search over
+// every serial order / every commit order with snapshots, with and
+// without session order.
+func TestBruteForce(t *testing.T) {
+	seeds := 800
+	if testing.Short() {
+		seeds = 300
+	}
+	counts := map[string][2]int{}
+	for seed := range seeds {
+		r := rand.New(rand.NewPCG(uint64(seed), 99))
+		h := randHistory(r, 2+r.IntN(4))
+		for _, m := range []string{model.Serializable, model.SnapshotIsolation, model.StrongSessionSerializable, model.StrongSessionSnapshotIsolation, model.StrictSerializable} {
+			var want bool
+			switch m {
+			case model.StrictSerializable:
+				want = bruteStrict(h)
+			case model.Serializable:
+				want = bruteSER(h, false)
+			case model.StrongSessionSerializable:
+				want = bruteSER(h, true)
+			case model.SnapshotIsolation:
+				want = bruteSI(h, false)
+			default:
+				want = bruteSI(h, true)
+			}
+			for _, inf := range []string{"false", "true"} {
+				res, err := Checker{}.Check(context.Background(), h, check.Options{Model: m, Params: map[string]string{"inference": inf}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if (res.Verdict == check.Valid) != want || res.Verdict == check.Unknown {
+					var txns []string
+					for i := range h.Txns {
+						txns = append(txns, h.TxnString(int32(i)))
+					}
+					t.Fatalf("seed %d %s inference=%s: polygraph %s %v, exhaustive search valid=%v\n%v\n%s", seed, m, inf, res.Verdict, res.AnomalyTypes, want, txns, dump(res))
+				}
+			}
+			c := counts[m]
+			if want {
+				c[0]++
+			} else {
+				c[1]++
+			}
+			counts[m] = c
+		}
+	}
+	t.Logf("valid/invalid: %v", counts)
+}
+
+// FuzzCheck: arbitrary tiny histories never make the checker fail or
+// panic, and it always reaches a verdict that exhaustive search confirms.
+func FuzzCheck(f *testing.F) {
+	for _, s := range []uint64{1, 2, 3, 42} {
+		f.Add(s, uint8(4))
+	}
+	f.Fuzz(func(t *testing.T, seed uint64, n uint8) {
+		r := rand.New(rand.NewPCG(seed, 7))
+		h := randHistory(r, 1+int(n%5))
+		res, err := Checker{}.Check(context.Background(), h, check.Options{Model: model.Serializable, Params: map[string]string{"inference": "false"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (res.Verdict == check.Valid) != bruteSER(h, false) {
+			t.Fatalf("verdict %s disagrees with exhaustive search\n%s", res.Verdict, dump(res))
+		}
+	})
+}
