@@ -25,10 +25,20 @@ import (
 //     updated, and SELECT @txray_prev gives the replaced value.
 //
 // Other dialects (SQLite) get nil: the plain upsert, no chain.
+//
+// The MariaDB form is disabled (mysqlChain): on MariaDB 10.11 with the binary
+// log on, runs using it showed committed reads of versions written by
+// transactions the client saw abort after a deadlock (G1a, and leopard "me"
+// violations), which plain-upsert runs did not show in the same session of
+// testing; until that is understood MariaDB histories take their version
+// order from the GTID commit order instead.
 type versionChain struct {
 	pg                     bool
 	update, insert, upsert string
 }
+
+// mysqlChain enables the MariaDB/MySQL replaced-version capture (see above).
+var mysqlChain = false
 
 func newVersionChain(d db.Dialect, table string) *versionChain {
 	switch d.Param(1) {
@@ -37,7 +47,7 @@ func newVersionChain(d db.Dialect, table string) *versionChain {
 			update: "UPDATE " + table + " SET v = $2 FROM (SELECT k, v FROM " + table + " WHERE k = $1 FOR UPDATE) y WHERE " + table + ".k = y.k RETURNING y.v",
 			insert: "INSERT INTO " + table + " (k, v) VALUES ($1, $2) ON CONFLICT (k) DO NOTHING"}
 	case "?":
-		if n, ok := d.(interface{ Name() string }); ok && (n.Name() == "mariadb" || n.Name() == "mysql") {
+		if n, ok := d.(interface{ Name() string }); ok && (n.Name() == "mariadb" || n.Name() == "mysql") && mysqlChain {
 			return &versionChain{upsert: "INSERT INTO " + table + " (k, v) VALUES (?, ?) ON DUPLICATE KEY UPDATE v = IF((@txray_prev := v) IS NULL, VALUES(v), VALUES(v))"}
 		}
 	}
