@@ -79,8 +79,8 @@ func WriteText(w io.Writer, r *Report) {
 }
 
 type svgNode struct {
-	X, Y, W float64
-	Label   string
+	X, Y, W, RX, RY float64
+	Label           string
 }
 
 type svgEdge struct {
@@ -108,7 +108,8 @@ func layout(c CycleInfo) cycleView {
 	for i, e := range c.Edges {
 		a := -math.Pi/2 + 2*math.Pi*float64(i)/float64(n)
 		pos[i] = [2]float64{cx + R*math.Cos(a), cy + R*math.Sin(a)}
-		v.Nodes = append(v.Nodes, svgNode{X: pos[i][0], Y: pos[i][1], W: 7.2*float64(len([]rune(e.From))) + 12, Label: e.From})
+		w := 7.2*float64(len([]rune(e.From))) + 12
+		v.Nodes = append(v.Nodes, svgNode{X: pos[i][0], Y: pos[i][1], W: w, RX: pos[i][0] - w/2, RY: pos[i][1] - 11, Label: e.From})
 	}
 	for i, e := range c.Edges {
 		p, q := pos[i], pos[(i+1)%n]
@@ -158,7 +159,7 @@ svg text{font-family:monospace;font-size:12px}</style></head><body>
 {{range .Cycles}}<h3 id="c{{.Index}}">#{{.Index}}{{if .BrokenBy}} — broken by <code>{{.BrokenBy}}</code>{{end}}{{if lt .Coverage 1.0}} (correlation coverage {{pct .Coverage}}){{end}}</h3>
 <svg width="{{.W}}" height="{{.H}}" viewBox="0 0 {{.W}} {{.H}}">
 {{range .SVG}}<path d="{{.Path}}" fill="none" stroke="#444"/><polygon points="{{.Head}}" fill="#444"/><text x="{{.LX}}" y="{{.LY}}" text-anchor="middle">{{.Label}}</text>
-{{end}}{{range .Nodes}}<rect x="{{.X}}" y="{{.Y}}" width="{{.W}}" height="22" transform="translate(-{{.W}} -11) translate({{.W}} 0) translate(-{{.W}} 0)" fill="#fff" stroke="#000" style="transform-box:fill-box;transform-origin:center;translate:-50% 0"/><text x="{{.X}}" y="{{.Y}}" dy="4" text-anchor="middle">{{.Label}}</text>
+{{end}}{{range .Nodes}}<rect x="{{.RX}}" y="{{.RY}}" width="{{.W}}" height="22" rx="4" fill="#fff" stroke="#000"/><text x="{{.X}}" y="{{.Y}}" dy="4" text-anchor="middle">{{.Label}}</text>
 {{end}}</svg>
 <table><tr><th>from</th><th>dep</th><th>to</th><th>statement of from</th><th>statement of to</th></tr>
 {{range .Edges}}<tr><td>{{.From}}</td><td class="{{.Type}}">{{.Type}} {{.Column}}<br>{{.FromOp}} → {{.ToOp}}</td><td>{{.To}}</td><td class="sql">{{.FromSQL}}</td><td class="sql">{{.ToSQL}}</td></tr>{{end}}</table>

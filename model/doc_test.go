@@ -92,8 +92,8 @@ initial value):
 
 ` + "```" + `
 w(1,1,0,1)   T1: x := 1
-w(2,1,0,1)   T1: y := 1
-r(2,1,1,2)   T2 reads y = 1 (T1's write) ...
+w(2,2,0,1)   T1: y := 2
+r(2,2,1,2)   T2 reads y = 2 (T1's write) ...
 r(1,0,1,2)   ... then x = 0, older than T1's x
 ` + "```" + `
 

@@ -813,11 +813,17 @@ func TestEveryWorkloadEveryDatabaseSerializable(t *testing.T) {
 func TestPostgresInterruptedRunIsCompleteAndDropsSlot(t *testing.T) {
 	reachable(t, pgURL())
 	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(1500*time.Millisecond, cancel)
+	// The interrupt comes 1 s after the clients start (onStart), not after
+	// a fixed time from the call: the run may first wait for another txray
+	// run's lock, and an interrupt then is a different case.
 	cfg := Config{DB: pgURL(), Level: db.Serializable, Workload: "list-append", Clients: 4, Duration: time.Minute, Seed: 3,
 		Out: t.TempDir(), WL: workload.Config{Keys: 10, Ops: 4, ReadRatio: 0.5, MaxWritesPerKey: 32},
 		Warn: func(s string) { t.Log("warning:", s) }}
-	start := time.Now()
+	var start time.Time // when the clients started (after any wait for the lock)
+	cfg.onStart = func() {
+		start = time.Now()
+		time.AfterFunc(time.Second, cancel)
+	}
 	res, err := Run(ctx, cfg)
 	if err != nil {
 		t.Fatalf("interrupted run: %v", err)

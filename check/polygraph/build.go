@@ -153,7 +153,13 @@ func build(h *history.History, ra *regread.Analysis, si, session, rt bool) *prob
 				}
 				writes[o.Key] = append(writes[o.Key], wr{int32(node), o.Value, int32(j)})
 			case history.Read:
-				if o.IsList || wroteBefore(t, j) {
+				if o.IsList {
+					continue
+				}
+				if wroteBefore(t, j) {
+					if t.Status == history.Unknown {
+						p.ownWrite(ti, j)
+					}
 					continue
 				}
 				if f := firstReadOf(t, j); f != j {
@@ -163,6 +169,12 @@ func build(h *history.History, ra *regread.Analysis, si, session, rt bool) *prob
 					continue
 				}
 				w := ra.WriterOf(ti, j)
+				if w == regread.NoWriter && t.Status == history.Unknown && o.Value != history.NoValue {
+					// The read checks judge committed transactions only; this one's write was
+					// observed, so it committed, and its read must have a writer too.
+					p.unjustified(ra, ti, j)
+					continue
+				}
 				switch {
 				case w == regread.Initial || w == ra.InitTxn && w >= 0:
 					reads[o.Key] = append(reads[o.Key], extRead{int32(node), regread.Initial, int32(j), o.Value})
@@ -446,6 +458,59 @@ func firstReadOf(t *history.Txn, j int) int {
 		}
 	}
 	return j
+}
+
+// unjustified reports a read of an unknown-outcome transaction that others
+// observed (so it committed) whose value has no usable writer: written only
+// by aborted transactions (aborted read) or by nobody (thin-air read).
+func (p *problem) unjustified(ra *regread.Analysis, t int32, j int) {
+	h := p.h
+	o := &h.Txns[t].Ops[j]
+	typ, what := model.ThinAirRead, "a value no transaction wrote to it"
+	for _, w := range ra.Writes(o.Key) {
+		switch {
+		case h.Txns[w.T].Ops[w.I].Value != o.Value:
+		case w.T == t:
+			typ, what = model.FutureRead, "a value it writes itself only later"
+		case h.Txns[w.T].Status == history.Aborted:
+			typ, what = model.AbortedRead, "a value only aborted "+h.TxnName(w.T)+" wrote"
+		default:
+			typ, what = model.IntermediateRead, "an intermediate value of "+h.TxnName(w.T)+", which overwrote it"
+		}
+	}
+	p.anomalies = append(p.anomalies, check.Anomaly{Type: typ, Txns: []int32{t}, Key: h.KeyName(o.Key),
+		Ops: map[int32]string{t: h.TxnString(t)},
+		Explanation: h.TxnName(t) + " (outcome unknown, but another transaction read its write, so it committed) read key " +
+			h.KeyName(o.Key) + " = " + h.ValueName(o.Value) + ", " + what + "."})
+}
+
+// ownWrite checks a read that follows the transaction's own write of the
+// key, for an unknown-outcome transaction that committed (the read checks
+// judge committed ones only): it must return the last value written.
+func (p *problem) ownWrite(t int32, j int) {
+	h := p.h
+	tx := &h.Txns[t]
+	o := &tx.Ops[j]
+	last, earlier := history.NoValue, false
+	for i := 0; i < j; i++ {
+		if w := &tx.Ops[i]; w.Kind == history.Write && w.Key == o.Key {
+			if w.Value == o.Value {
+				earlier = true
+			}
+			last = w.Value
+		}
+	}
+	if o.Value == last {
+		return
+	}
+	typ := model.NotMyOwnWrite
+	if earlier {
+		typ = model.NotMyLastWrite
+	}
+	p.anomalies = append(p.anomalies, check.Anomaly{Type: typ, Txns: []int32{t}, Key: h.KeyName(o.Key),
+		Ops: map[int32]string{t: h.TxnString(t)},
+		Explanation: h.TxnName(t) + " (outcome unknown, but another transaction read its write, so it committed) wrote key " +
+			h.KeyName(o.Key) + " = " + h.ValueName(last) + " and then read " + h.ValueName(o.Value) + " from it."})
 }
 
 // internal reports a transaction whose two reads of a key, with no write of

@@ -88,8 +88,8 @@ var patterns = []struct {
 		w(1,1,0,2)`, want{I, I, I, model.CyclicCO}},
 	{"non-monotonic-read (CO: against the initial state)", `
 		w(1,1,0,1)
-		w(2,1,0,1)
-		r(2,1,1,2)   # T2 reads y from T1 ...
+		w(2,2,0,1)
+		r(2,2,1,2)   # T2 reads y from T1 ...
 		r(1,0,1,2)   # ... then the initial x, older than T1's`, want{I, I, I, model.NonMonotonicRead}},
 	{"non-monotonic-read (CO: against causal order)", `
 		w(1,1,0,1)
@@ -100,13 +100,13 @@ var patterns = []struct {
 		r(1,1,2,3)   # ... then x from T1, which T2 follows`, want{I, I, I, model.NonMonotonicRead}},
 	{"non-monotonic-read (CM: two read-committed edges)", `
 		w(1,1,0,1)
-		w(2,1,0,1)
-		w(1,2,1,2)
-		w(2,2,1,2)
+		w(2,2,0,1)
+		w(1,3,1,2)
+		w(2,4,1,2)
 		r(1,1,2,3)   # x from T1 then y from T2: T1 before T2
-		r(2,2,2,3)
-		r(1,2,3,4)   # x from T2 then y from T1: T2 before T1
-		r(2,1,3,4)`, want{I, I, I, model.NonMonotonicRead}},
+		r(2,4,2,3)
+		r(1,3,3,4)   # x from T2 then y from T1: T2 before T1
+		r(2,2,3,4)`, want{I, I, I, model.NonMonotonicRead}},
 	{"non-repeatable-read", `
 		w(1,1,0,1)
 		w(1,2,1,2)
@@ -114,7 +114,7 @@ var patterns = []struct {
 		r(1,2,2,3)`, want{V, I, I, model.NonRepeatableRead}},
 	{"fractured-read (CO: against the initial state)", `
 		w(1,1,0,1)
-		w(2,1,0,1)
+		w(2,2,0,1)
 		r(2,0,1,2)   # initial y first (allowed by read committed) ...
 		r(1,1,1,2)   # ... but T2 also reads T1's x`, want{V, I, I, model.FracturedRead}},
 	{"fractured-read (session: read your writes)", `
@@ -122,11 +122,11 @@ var patterns = []struct {
 		r(1,0,0,2)   # T2 follows T1 in session 0 but reads the initial x`, want{V, I, I, model.FracturedRead}},
 	{"fractured-read (CM: read committed and read atomic edges)", `
 		w(1,1,0,1)
-		w(2,1,0,1)
-		w(1,2,1,2)
-		w(2,2,1,2)
+		w(2,2,0,1)
+		w(1,3,1,2)
+		w(2,4,1,2)
 		r(1,1,2,3)   # x from T1, then y from T2
-		r(2,2,2,3)`, want{V, I, I, model.FracturedRead}},
+		r(2,4,2,3)`, want{V, I, I, model.FracturedRead}},
 	{"commit-order-conflict (against the initial state)", `
 		w(1,1,0,1)
 		r(1,1,1,2)

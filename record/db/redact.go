@@ -42,10 +42,6 @@ func Secrets(dsn string) []string {
 	}
 	if at := strings.LastIndex(rest, "@"); at >= 0 {
 		cred := rest[:at]
-		if strings.ContainsAny(cred, " \t") {
-			// key=value DSN with an '@' in some value: handled below.
-			cred = ""
-		}
 		if k := strings.Index(cred, ":"); k >= 0 {
 			raw = append(raw, cred[k+1:])
 		}
