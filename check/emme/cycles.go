@@ -325,6 +325,87 @@ func (d *deps) cycles(ctx context.Context, r *check.Result, stop int) error {
 			perType[typ]++
 			r.Anomalies = append(r.Anomalies, d.cycleAnomaly(typ, cyc))
 		}
+		if st.name == "all" {
+			d.predicateCycles(g, comp, size, seenCycle, perType, r)
+		}
+	}
+	return nil
+}
+
+// predicateCycles reports, per component of the full graph, one cycle
+// through a predicate anti-dependency when there is one (the shortest
+// cycle of a component may be an item cycle and hide it): the
+// predicate-rw edge u -> v followed by a shortest path v ~> u.
+func (d *deps) predicateCycles(g *csr, comp, size []int32, seenCycle map[string]bool, perType map[string]int, r *check.Result) {
+	done := make([]bool, len(size))
+	seen := make([]int32, g.n)
+	parent := make([]int32, g.n)
+	for i := range seen {
+		seen[i] = -1
+	}
+	var stamp int32
+	for ei := range d.edges {
+		e := &d.edges[ei]
+		if e.kind != kPRW || comp[e.from] != comp[e.to] || done[comp[e.from]] {
+			continue
+		}
+		done[comp[e.from]] = true
+		stamp++
+		path := g.path(e.to, e.from, comp, seen, parent, stamp)
+		if path == nil {
+			continue
+		}
+		cyc := append([]int32{int32(ei)}, path...)
+		key := cycleKey(d, cyc)
+		if seenCycle[key] {
+			continue
+		}
+		seenCycle[key] = true
+		typ := d.classify(cyc)
+		if perType[typ] >= d.opts.MaxPerType() {
+			if r.Truncated == nil {
+				r.Truncated = map[string]int{}
+			}
+			r.Truncated[typ]++
+			continue
+		}
+		perType[typ]++
+		r.Anomalies = append(r.Anomalies, d.cycleAnomaly(typ, cyc))
+	}
+}
+
+// path returns the edge indices of a shortest path from s to t inside
+// their component (BFS), nil if none.
+func (g *csr) path(s, t int32, comp []int32, seen []int32, parent []int32, stamp int32) []int32 {
+	if s == t {
+		return []int32{}
+	}
+	c := comp[s]
+	queue := []int32{s}
+	seen[s] = stamp
+	for h := 0; h < len(queue); h++ {
+		v := queue[h]
+		for a := g.off[v]; a < g.off[v+1]; a++ {
+			w := g.to[a]
+			if comp[w] != c || seen[w] == stamp {
+				continue
+			}
+			seen[w] = stamp
+			parent[w] = a
+			if w == t {
+				var p []int32
+				for x := t; x != s; {
+					pa := parent[x]
+					p = append(p, g.eid[pa])
+					x = g.from(pa)
+				}
+				for i, j := 0, len(p)-1; i < j; i, j = i+1, j-1 {
+					p[i], p[j] = p[j], p[i]
+				}
+				return p
+			}
+			queue = append(queue, w)
+		}
 	}
 	return nil
 }
