@@ -43,6 +43,10 @@ func WriteText(w io.Writer, r *Report) {
 		fmt.Fprintf(w, "; correlation check incomplete on %d cycles (lowest coverage %.1f%%), kept", s.CorrIncomplete, 100*s.MinCoverage)
 	}
 	fmt.Fprintln(w)
+	if len(r.Cycles) == 0 && s.Classes == 0 {
+		fmt.Fprintf(w, "\nnothing analysed: no transaction class accesses a table, so no claim is made (unknown)\n")
+		return
+	}
 	if len(r.Cycles) == 0 {
 		fmt.Fprintf(w, "\nno Δ cycle: no anomaly of these transactions is possible at %s\n", r.Level)
 		return

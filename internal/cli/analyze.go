@@ -41,7 +41,8 @@ MariaDB/MySQL general query log, and a plain format of one statement a line
 "SESSION<TAB>SQL[<TAB>PARAMS-JSON]" (what txray run --sql-trace writes).
 See docs/analyze.md, including the --hints file format.
 
-Exit codes: 0 no Δ cycle; 1 Δ cycles found; 2 usage or input error.`,
+Exit codes: 0 no Δ cycle; 1 Δ cycles found; 2 usage or input error; 3 unknown (nothing
+analysed, or the set cover stopped before every Δ cycle was broken).`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return UsageErrorf("analyze needs at least one TRACE file (use - for stdin)")
@@ -165,5 +166,28 @@ func runAnalyze(cmd *cobra.Command, args []string, f *analyzeFlags) error {
 	if len(rep.Cycles) > 0 {
 		return Exit(ExitInvalid)
 	}
+	// "No Δ cycle" is a claim about the transactions analysed: with none
+	// (an empty trace, the wrong --format, every statement unparsable) it
+	// would be a claim about nothing, so say so and exit unknown.
+	if analysedClasses(rep) == 0 {
+		fmt.Fprintf(cmd.ErrOrStderr(), "txray analyze: nothing analysed: %d statements read, %d unparsable, no transaction with a table access (wrong --format or --dialect?); verdict unknown\n",
+			rep.Trace.Statements, rep.Trace.Unparsable)
+		return Exit(ExitUnknown)
+	}
+	if rep.Incomplete {
+		return Exit(ExitUnknown)
+	}
 	return nil
+}
+
+// analysedClasses counts the transaction classes with at least one statement
+// that the analysis kept (not removed by a hint).
+func analysedClasses(rep *isodiff.Report) int {
+	n := 0
+	for _, c := range rep.Classes {
+		if !c.Removed && len(c.Stmts) > 0 {
+			n++
+		}
+	}
+	return n
 }

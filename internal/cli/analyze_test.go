@@ -73,3 +73,30 @@ func TestAnalyzeUsageErrors(t *testing.T) {
 		}
 	}
 }
+
+// A trace read with the wrong --format (or one with no table access) gives
+// nothing to analyse: "no Δ cycle" would be a claim about nothing, so the
+// exit code is 3 (unknown) and stderr says why.
+func TestAnalyzeNothingAnalysedIsUnknown(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "t.trace")
+	if err := os.WriteFile(p, []byte(lostUpdateTrace), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	empty := filepath.Join(dir, "empty.trace")
+	if err := os.WriteFile(empty, []byte("s1\tBEGIN\ns1\tSELECT 1\ns1\tCOMMIT\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"analyze", "--format", "pglog", p},
+		{"analyze", empty},
+	} {
+		code, out, errs := genMain(args...)
+		if code == ExitUsage {
+			continue // rejected as bad input is also not a false claim
+		}
+		if code != ExitUnknown || !strings.Contains(errs, "nothing analysed") {
+			t.Errorf("%v: exit %d, want 3 with a reason\n%s\n%s", args, code, out, errs)
+		}
+	}
+}
