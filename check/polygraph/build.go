@@ -169,7 +169,8 @@ func build(h *history.History, ra *regread.Analysis, si, session, rt bool) *prob
 					continue
 				}
 				w := ra.WriterOf(ti, j)
-				if w == regread.NoWriter && t.Status == history.Unknown && o.Value != history.NoValue {
+				if t.Status == history.Unknown && o.Value != history.NoValue &&
+					(w == regread.NoWriter || w >= 0 && w != ti && readsIntermediate(ra, h, w, o.Key, o.Value)) {
 					// The read checks judge committed transactions only; this one's write was
 					// observed, so it committed, and its read must have a writer too.
 					p.unjustified(ra, ti, j)
@@ -435,6 +436,19 @@ func lastWrite(t *history.Txn, j int) int {
 		}
 	}
 	return last
+}
+
+// readsIntermediate reports whether value v of key k is one of writer w's
+// non-final writes of k: regread resolves such a read to w but judges
+// (G1b) committed readers only, so an unknown-outcome reader that committed
+// needs this check here.
+func readsIntermediate(ra *regread.Analysis, h *history.History, w, k, v int32) bool {
+	for _, x := range ra.Writes(k) {
+		if x.T == w && h.Txns[w].Ops[x.I].Value == v {
+			return lastWrite(&h.Txns[w], int(x.I)) != int(x.I)
+		}
+	}
+	return false
 }
 
 func wroteBefore(t *history.Txn, j int) bool {
