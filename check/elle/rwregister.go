@@ -1093,7 +1093,11 @@ func checkRWRegister(ctx context.Context, h *history.History, opts check.Options
 	col := newCollector(h, opts.MaxPerType())
 	for i := range ra.Anomalies {
 		an := ra.Anomalies[i]
-		if an.Type == model.ThinAirRead || an.Type == model.FutureRead {
+		// Elle's own G1a/G1b/internal checks judge committed readers only;
+		// an unknown-outcome reader that another transaction observed
+		// committed, and regread judged it (Analysis.Judged): keep those.
+		observed := len(an.Txns) > 0 && an.Txns[0] >= 0 && int(an.Txns[0]) < len(h.Txns) && h.Txns[an.Txns[0]].Status == history.Unknown
+		if an.Type == model.ThinAirRead || an.Type == model.FutureRead || observed {
 			col.add(an.Type, func() check.Anomaly { return an })
 		}
 	}

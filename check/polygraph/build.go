@@ -157,7 +157,7 @@ func build(h *history.History, ra *regread.Analysis, si, session, rt bool) *prob
 					continue
 				}
 				if wroteBefore(t, j) {
-					if t.Status == history.Unknown {
+					if t.Status == history.Unknown && !ra.Judged(ti) {
 						p.ownWrite(ti, j)
 					}
 					continue
@@ -173,7 +173,9 @@ func build(h *history.History, ra *regread.Analysis, si, session, rt bool) *prob
 					(w == regread.NoWriter || w >= 0 && w != ti && readsIntermediate(ra, h, w, o.Key, o.Value)) {
 					// The read checks judge committed transactions only; this one's write was
 					// observed, so it committed, and its read must have a writer too.
-					p.unjustified(ra, ti, j)
+					if !ra.Judged(ti) { // else regread reported it
+						p.unjustified(ra, ti, j)
+					}
 					continue
 				}
 				switch {

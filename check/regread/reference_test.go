@@ -11,6 +11,32 @@ import (
 // reference is a direct, quadratic reading of the package comment's rules,
 // written independently of Analyze's indexes, for differential fuzzing.
 func reference(h *history.History, opts Options) (writer map[[2]int]int32, counts map[string]int, initTxn int32) {
+	// Judged transactions: the committed ones, and unknown-outcome ones a
+	// judged transaction read from (a fixpoint over the first pass's
+	// writers); their non-nil reads are judged like committed ones.
+	writer, counts, initTxn = referenceJudged(h, opts, nil)
+	judged := map[int]bool{}
+	for ti := range h.Txns {
+		if h.Txns[ti].Status == history.Committed {
+			judged[ti] = true
+		}
+	}
+	grown := false
+	for changed := true; changed; {
+		changed = false
+		for ref, w := range writer {
+			if judged[ref[0]] && w >= 0 && int(w) != ref[0] && w != initTxn && h.Txns[w].Status == history.Unknown && !judged[int(w)] {
+				judged[int(w)], changed, grown = true, true, true
+			}
+		}
+	}
+	if !grown {
+		return writer, counts, initTxn
+	}
+	return referenceJudged(h, opts, judged)
+}
+
+func referenceJudged(h *history.History, opts Options, judged map[int]bool) (writer map[[2]int]int32, counts map[string]int, initTxn int32) {
 	initial := func(v int32) bool {
 		if v == history.NoValue {
 			return true
@@ -80,12 +106,12 @@ func reference(h *history.History, opts Options) (writer map[[2]int]int32, count
 		if t.Status == history.Aborted {
 			continue
 		}
-		committed := t.Status == history.Committed
 		for i := range t.Ops {
 			o := &t.Ops[i]
 			if !isR(o) || !valid(o) {
 				continue
 			}
+			committed := t.Status == history.Committed || judged[ti] && o.Value != history.NoValue
 			k, v := o.Key, o.Value
 			w := NoWriter
 			typ := ""

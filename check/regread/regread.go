@@ -132,7 +132,11 @@ type Analysis struct {
 	// range of the history's interners (malformed input built in memory).
 	BadOps int
 
-	h          *history.History
+	h *history.History
+	// judged marks unknown-outcome transactions whose writes a judged
+	// transaction read (so they committed): their reads are checked like
+	// committed ones. Nil when there are none.
+	judged     []bool
 	opBase     []int32 // op index base per transaction
 	writer     []int32 // per op: WriterOf
 	wStart     []int32 // CSR of register writes by key
@@ -186,9 +190,55 @@ func isRegWrite(o *history.Op) bool { return o.Kind == history.Write }
 // Analyze runs the order-free read checks on h. It never fails: ops with
 // out-of-range ids are skipped and counted in BadOps.
 func Analyze(h *history.History, opts Options) *Analysis {
+	a := analyze(h, opts, nil)
+	// An unknown-outcome transaction whose write a committed transaction
+	// (or another such observed transaction) read did commit, so its own
+	// reads must obey the same rules (an observed writer that read an
+	// intermediate write is G1b, ...). Find them from the resolved writers
+	// and judge them in a second pass; histories without such transactions
+	// pay nothing more.
+	n := len(h.Txns)
+	var judged []bool
+	var work []int32
+	for t := range h.Txns {
+		if h.Txns[t].Status == history.Committed {
+			work = append(work, int32(t))
+		}
+	}
+	for len(work) > 0 {
+		t := work[len(work)-1]
+		work = work[:len(work)-1]
+		for j := a.opBase[t]; j < a.opBase[t+1]; j++ {
+			w := a.writer[j]
+			if w < 0 || w == t || w == a.InitTxn || h.Txns[w].Status != history.Unknown || judged != nil && judged[w] {
+				continue
+			}
+			if judged == nil {
+				judged = make([]bool, n)
+			}
+			judged[w] = true
+			work = append(work, w)
+		}
+	}
+	if judged == nil {
+		return a
+	}
+	return analyze(h, opts, judged)
+}
+
+// Judged reports whether transaction t's reads were checked: it committed,
+// or its outcome is unknown but another judged transaction read its write.
+func (a *Analysis) Judged(t int32) bool {
+	if t < 0 || int(t) >= len(a.h.Txns) {
+		return false
+	}
+	return a.h.Txns[t].Status == history.Committed || a.judged != nil && a.judged[t]
+}
+
+func analyze(h *history.History, opts Options, judged []bool) *Analysis {
 	n := len(h.Txns)
 	nk, nv := h.Keys.Len(), h.Values.Len()
-	a := &Analysis{InitTxn: -1, Counts: map[string]int{}, h: h, initialOpt: opts.InitialValue}
+	a := &Analysis{InitTxn: -1, Counts: map[string]int{}, h: h, initialOpt: opts.InitialValue, judged: judged}
 	a.opBase = make([]int32, n+1)
 	total := 0
 	for i := range h.Txns {
@@ -357,7 +407,9 @@ func (a *Analysis) internalRead(t, j, lw int32) {
 	h := a.h
 	tx := &h.Txns[t]
 	o := &tx.Ops[j]
-	committed := tx.Status == history.Committed
+	// A nil read of an unknown-outcome transaction is an unknown result
+	// (history.NoValue), not a read of the initial state: not judged.
+	committed := a.Judged(t) && (tx.Status == history.Committed || o.Value != history.NoValue)
 	if committed {
 		a.Reads++
 	}
@@ -405,7 +457,7 @@ func (a *Analysis) externalRead(k int32, r Ref, ws []Ref, slot []int32, multi, f
 	tx := &h.Txns[r.T]
 	o := &tx.Ops[r.I]
 	v := o.Value
-	committed := tx.Status == history.Committed
+	committed := a.Judged(r.T) && (tx.Status == history.Committed || o.Value != history.NoValue)
 	if committed {
 		a.Reads++
 	}

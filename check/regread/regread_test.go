@@ -296,3 +296,28 @@ func TestDropInitialTxnOwnSession(t *testing.T) {
 		t.Errorf("seq %d", h.Txns[2].Seq)
 	}
 }
+
+// An unknown-outcome transaction whose write a committed one read did
+// commit, so its own reads are judged: here it read an intermediate write
+// (G1b). Its nil reads stay unjudged (an unknown result, not the initial
+// state). Found by polygraph's FuzzCheck (input 4690b124ba6d77cf).
+func TestObservedUnknownReaderIsJudged(t *testing.T) {
+	h := build(t, []tx{
+		{'c', 1, "r k1 1"},
+		{'u', 0, "w k1 1,r k0 3,r k2 nil"},
+		{'c', 1, "w k1 2,w k0 3,w k0 4,w k2 5"},
+	})
+	a := Analyze(h, Options{})
+	if !a.Judged(1) || countType(a, model.IntermediateRead) != 1 || len(a.Anomalies) != 1 {
+		t.Fatalf("judged=%v anomalies %v", a.Judged(1), a.Counts)
+	}
+	// Unobserved, the same transaction is not judged.
+	h = build(t, []tx{
+		{'c', 1, "r k1 nil"},
+		{'u', 0, "w k1 1,r k0 3"},
+		{'c', 1, "w k1 2,w k0 3,w k0 4"},
+	})
+	if a := Analyze(h, Options{}); a.Judged(1) || len(a.Anomalies) != 0 {
+		t.Fatalf("unobserved: judged=%v anomalies %v", a.Judged(1), a.Counts)
+	}
+}
