@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/txray/txray/check"
+	txgraph "github.com/txray/txray/graph"
 	"github.com/txray/txray/model"
 )
 
@@ -90,68 +91,10 @@ func (d *deps) graph(st stage, nTxn int) *csr {
 // number of components; comps with one node are never cycles (no self
 // edges are stored).
 func (g *csr) sccs() (comp []int32, size []int32) {
-	n := g.n
-	index := make([]int32, n)
-	low := make([]int32, n)
-	comp = make([]int32, n)
-	for i := range index {
-		index[i] = -1
-		comp[i] = -1
-	}
-	onStack := make([]bool, n)
-	var stack []int32
-	type frame struct{ v, next int32 }
-	var call []frame
-	var idx int32
-	for s := 0; s < n; s++ {
-		if index[s] >= 0 {
-			continue
-		}
-		call = append(call, frame{int32(s), g.off[s]})
-		index[s], low[s] = idx, idx
-		idx++
-		stack = append(stack, int32(s))
-		onStack[s] = true
-		for len(call) > 0 {
-			f := &call[len(call)-1]
-			v := f.v
-			if f.next < g.off[v+1] {
-				w := g.to[f.next]
-				f.next++
-				if index[w] < 0 {
-					index[w], low[w] = idx, idx
-					idx++
-					stack = append(stack, w)
-					onStack[w] = true
-					call = append(call, frame{w, g.off[w]})
-				} else if onStack[w] && index[w] < low[v] {
-					low[v] = index[w]
-				}
-				continue
-			}
-			call = call[:len(call)-1]
-			if len(call) > 0 {
-				u := call[len(call)-1].v
-				if low[v] < low[u] {
-					low[u] = low[v]
-				}
-			}
-			if low[v] == index[v] {
-				c := int32(len(size))
-				var sz int32
-				for {
-					w := stack[len(stack)-1]
-					stack = stack[:len(stack)-1]
-					onStack[w] = false
-					comp[w] = c
-					sz++
-					if w == v {
-						break
-					}
-				}
-				size = append(size, sz)
-			}
-		}
+	comp, ncomp := txgraph.CSRComponents(g.off, g.to, nil)
+	size = make([]int32, ncomp)
+	for _, c := range comp {
+		size[c]++
 	}
 	return comp, size
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/txray/txray/check"
 	"github.com/txray/txray/check/regread"
+	txgraph "github.com/txray/txray/graph"
 	"github.com/txray/txray/history"
 	"github.com/txray/txray/model"
 )
@@ -1154,68 +1155,7 @@ func (a *analysis) stepOf(g *graph, u int32, j int32) (check.Step, int32) {
 // scc computes strongly connected components of the included transactions
 // (iterative Tarjan); comp is -1 for excluded ones.
 func (a *analysis) scc(g *graph) ([]int32, int) {
-	n := a.n
-	index := make([]int32, n)
-	low := make([]int32, n)
-	comp := make([]int32, n)
-	onStack := make([]bool, n)
-	for i := range index {
-		index[i] = -1
-		comp[i] = -1
-	}
-	var stack []int32
-	type frame struct{ v, edge int32 }
-	var call []frame
-	next := int32(0)
-	ncomp := 0
-	for s := 0; s < n; s++ {
-		if !a.incl[s] || index[s] >= 0 {
-			continue
-		}
-		call = append(call, frame{int32(s), g.start[s]})
-		index[s], low[s] = next, next
-		next++
-		stack = append(stack, int32(s))
-		onStack[s] = true
-		for len(call) > 0 {
-			f := &call[len(call)-1]
-			v := f.v
-			if f.edge < g.start[v+1] {
-				w := g.to[f.edge]
-				f.edge++
-				if index[w] < 0 {
-					index[w], low[w] = next, next
-					next++
-					stack = append(stack, w)
-					onStack[w] = true
-					call = append(call, frame{w, g.start[w]})
-				} else if onStack[w] && index[w] < low[v] {
-					low[v] = index[w]
-				}
-				continue
-			}
-			if low[v] == index[v] {
-				for {
-					w := stack[len(stack)-1]
-					stack = stack[:len(stack)-1]
-					onStack[w] = false
-					comp[w] = int32(ncomp)
-					if w == v {
-						break
-					}
-				}
-				ncomp++
-			}
-			call = call[:len(call)-1]
-			if len(call) > 0 {
-				u := call[len(call)-1].v
-				if low[v] < low[u] {
-					low[u] = low[v]
-				}
-			}
-		}
-	}
-	return comp, ncomp
+	return txgraph.CSRComponents(g.start, g.to, func(v int32) bool { return a.incl[v] })
 }
 
 // fill copies the analysis into a check.Result.
