@@ -184,6 +184,13 @@ func (Checker) Check(ctx context.Context, h *history.History, opts check.Options
 		r.Finish()
 		return r, nil
 	}
+	if !hasCommitted(h) {
+		// "valid" would be a claim about nothing.
+		r.Verdict = check.Unknown
+		r.Reason = "no committed transaction in the history: nothing to check"
+		r.Finish()
+		return r, nil
+	}
 	res := Analyze(ctx, h, lv, opts)
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -212,4 +219,14 @@ func (Checker) Check(ctx context.Context, h *history.History, opts check.Options
 	}
 	r.Finish()
 	return r, nil
+}
+
+// hasCommitted reports whether some transaction committed (or may have).
+func hasCommitted(h *history.History) bool {
+	for i := range h.Txns {
+		if h.Txns[i].Status != history.Aborted {
+			return true
+		}
+	}
+	return false
 }

@@ -387,3 +387,14 @@ func FuzzCheck(f *testing.F) {
 		}
 	})
 }
+
+// An empty history (or one of aborted transactions only) gives nothing to
+// judge: unknown with the reason, never valid.
+func TestNothingCheckedIsUnknown(t *testing.T) {
+	for _, m := range []string{"read-committed-be", "read-atomic", "causal-cerone"} {
+		r, err := Checker{}.Check(context.Background(), history.New(), check.Options{Model: m})
+		if err != nil || r.Verdict != check.Unknown || r.Reason == "" {
+			t.Fatalf("%s: %v %v %q", m, err, r.Verdict, r.Reason)
+		}
+	}
+}
