@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/txray/txray/check"
 	_ "github.com/txray/txray/check/emme"
 	_ "github.com/txray/txray/check/enne"
 	"github.com/txray/txray/history"
@@ -79,8 +80,19 @@ type cycleView struct {
 func TestPostgresPredicateCertificate(t *testing.T) {
 	u := pgURL()
 	t.Run("repeatable-read", func(t *testing.T) {
-		h := pgPredicateRun(t, u, db.RepeatableRead)
-		r := checkWith(t, h, "emme", "serializable", nil)
+		// Snapshot isolation also allows item write skew (G2-item); a run
+		// that shows one reports it first and masks the predicate-only
+		// cycles this bar is about, so record again (at most 3 runs).
+		var h *history.History
+		var r *check.Result
+		for run := 1; ; run++ {
+			h = pgPredicateRun(t, u, db.RepeatableRead)
+			r = checkWith(t, h, "emme", "serializable", nil)
+			if run == 3 || !slices.Equal(r.AnomalyTypes, []string{"G2-item"}) {
+				break
+			}
+			t.Logf("run %d: item write skew only (%v), allowed by snapshot isolation; recording again", run, r.AnomalyTypes)
+		}
 		wantAnomaly(t, r, "G2", "G-single", "G-nonadjacent")
 		var cv []cycleView
 		for _, a := range r.Anomalies {
