@@ -68,6 +68,9 @@ type txnLine struct {
 	Ops          []opLine          `json:"ops"`
 	K            json.RawMessage   `json:"k"`
 	Order        []json.RawMessage `json:"order"`
+	Txn          json.RawMessage   `json:"txn"`
+	Op           *int              `json:"op"`
+	VS           []json.RawMessage `json:"vs"`
 	DB           string            `json:"db"`
 	Version      string            `json:"db_version"`
 	Level        string            `json:"level"`
@@ -141,6 +144,9 @@ func decode(r io.Reader, opts history.DecodeOptions, slowOnly bool) (*history.Hi
 	if err := sc.Err(); err != nil {
 		return nil, history.Errorf(opts.Name, line+1, "", "read error: %v", err)
 	}
+	if err := d.resolveVersionSets(); err != nil {
+		return nil, err
+	}
 	d.finish()
 	return h, nil
 }
@@ -160,6 +166,9 @@ type decoder struct {
 	// any: a line decoded before (a torn last line needs a complete one
 	// before it; a lone cut-off line is an error).
 	any bool
+	// vsets are version_set records, attached to their predicate reads
+	// once every transaction is read (resolveVersionSets).
+	vsets []vsetRecord
 }
 
 // bom is the UTF-8 byte order mark, accepted (and skipped) at the start of
@@ -270,6 +279,8 @@ func (d *decoder) line(b []byte, line int) error {
 		d.h.VersionOrder[k] = ord
 		d.h.Evidence.VersionOrder = true
 		return nil
+	case "version_set":
+		return d.versionSetRecord(&tl, line)
 	default:
 		d.h.Ignore("unknown record type "+strconv.Quote(tl.Type), 1)
 		return nil

@@ -218,6 +218,9 @@ func decodeParallel(r io.Reader, opts history.DecodeOptions) (*history.History, 
 		return nil, history.Errorf(opts.Name, 0, "", "read error: %v", err)
 	default:
 	}
+	if err := d.resolveVersionSets(); err != nil {
+		return nil, err
+	}
 	d.finish()
 	return h, nil
 }

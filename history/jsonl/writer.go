@@ -67,6 +67,21 @@ func (w *Writer) WriteVersionOrder(h *history.History, key int32, order []int32)
 	return err
 }
 
+// WriteVersionSet writes a version_set evidence record: the version set of
+// predicate read op (0-based) of t, for writers that learn it after t was
+// written (docs/history-format.md).
+func (w *Writer) WriteVersionSet(h *history.History, t *history.Txn, op int, vs []history.Row) error {
+	b := append(w.buf[:0], `{"type":"version_set","txn":`...)
+	b = strconv.AppendQuote(b, t.ID)
+	b = append(b, `,"op":`...)
+	b = strconv.AppendInt(b, int64(op), 10)
+	b = appendVersionSet(b, h, vs)
+	b = append(b, "}\n"...)
+	w.buf = b
+	_, err := w.w.Write(b)
+	return err
+}
+
 // Flush pushes buffered lines to the destination.
 func (w *Writer) Flush() error { return w.w.Flush() }
 
