@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/txray/txray/history"
@@ -107,12 +109,37 @@ func (r *recorder) certify() error {
 		r.warn("some committed writers have no commit position: no version order derived")
 		return nil
 	}
+	filled, skipped, err := r.versionSetsFromSnapshots(h)
+	if err != nil {
+		r.warn(fmt.Sprintf("version sets: %v; none derived", err))
+		filled = 0
+		for _, ps := range r.snaps {
+			if p := h.Txns[ps.txn].Ops; int(ps.op) < len(p) && p[ps.op].Pred != nil {
+				p[ps.op].Pred.VersionSet, p[ps.op].Pred.HasVersionSet = nil, false
+			}
+		}
+		h.Evidence.VersionSets = false
+	}
+	if skipped > 0 {
+		r.warn(fmt.Sprintf("version sets: %d predicate reads get none (a writer without an xid, or a key without a version order); checkers infer them from the rows returned", skipped))
+	}
 	if r.w == nil {
 		return nil
 	}
 	for _, k := range slices.Sorted(maps.Keys(h.VersionOrder)) {
 		if err := r.w.WriteVersionOrder(h, k, h.VersionOrder[k]); err != nil {
 			return err
+		}
+	}
+	if filled == 0 {
+		return nil
+	}
+	for _, ps := range r.snaps {
+		t := &h.Txns[ps.txn]
+		if int(ps.op) < len(t.Ops) && t.Ops[ps.op].Pred != nil && t.Ops[ps.op].Pred.HasVersionSet {
+			if err := r.w.WriteVersionSet(h, t, int(ps.op), t.Ops[ps.op].Pred.VersionSet); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -267,4 +294,226 @@ func (r *recorder) versionOrderFromChains(h *history.History) bool {
 	h.VersionOrder = vo
 	h.Evidence.VersionOrder = true
 	return true
+}
+
+// Version sets from snapshots (PostgreSQL). A predicate read evaluates its
+// WHERE clause on the version of each row that its snapshot sees, and a
+// PostgreSQL snapshot "xmin:xmax:xip,..." (pg_current_snapshot) decides
+// visibility exactly (HeapTupleSatisfiesMVCC, XidInMVCCSnapshot): a
+// committed transaction's writes are visible iff its xid < xmin, or xmin
+// <= xid < xmax and xid is not in xip. The reading transaction's own
+// writes before the read are visible; its later ones are not.
+//
+// Along a key's version order the visible versions form a prefix: the
+// writer of version i+1 replaced version i under the row lock, which the
+// writer of version i released only after leaving the proc array, so a
+// snapshot that sees the writer of version i+1 finished also sees the
+// writer of version i finished. The version a snapshot sees is therefore
+// the last version whose writer is visible (found by binary search).
+//
+// The snapshot is the statement's: the predicate workload evaluates
+// pg_current_snapshot() inside the range read itself (at read committed
+// every statement has its own snapshot; at repeatable read and
+// serializable it is the transaction's). A predicate update records none:
+// at repeatable read and serializable it read under the transaction's
+// snapshot (a row updated after it is a serialization failure), which
+// the recorder has from BEGIN; at read committed its row locking
+// re-evaluates concurrently updated rows on their newest version
+// (EvalPlanQual), so no one snapshot is what it evaluated, and it gets no
+// version set (emme infers one from the rows it matched).
+//
+// Exactness needs the xid of every version's writer and the whole version
+// order of every key; a read for which either is missing gets no version
+// set (a warning counts them) rather than a guessed one.
+
+// predSnap is a predicate read (op of txn) and the snapshot it read under.
+type predSnap struct {
+	txn, op int32
+	snap    string
+}
+
+// pgSnapshot is a parsed PostgreSQL snapshot.
+type pgSnapshot struct {
+	xmin, xmax uint64
+	xip        []uint64 // sorted
+}
+
+// parsePGSnapshot parses "xmin:xmax:xip1,xip2,...".
+func parsePGSnapshot(s string) (pgSnapshot, error) {
+	var p pgSnapshot
+	f := strings.Split(s, ":")
+	if len(f) != 3 {
+		return p, fmt.Errorf("snapshot %q: want xmin:xmax:xip", s)
+	}
+	var err error
+	if p.xmin, err = strconv.ParseUint(f[0], 10, 64); err != nil {
+		return p, fmt.Errorf("snapshot %q: xmin: %v", s, err)
+	}
+	if p.xmax, err = strconv.ParseUint(f[1], 10, 64); err != nil {
+		return p, fmt.Errorf("snapshot %q: xmax: %v", s, err)
+	}
+	if f[2] != "" {
+		for _, x := range strings.Split(f[2], ",") {
+			v, err := strconv.ParseUint(x, 10, 64)
+			if err != nil {
+				return p, fmt.Errorf("snapshot %q: xip: %v", s, err)
+			}
+			p.xip = append(p.xip, v)
+		}
+		slices.Sort(p.xip)
+	}
+	return p, nil
+}
+
+// visible reports whether the writes of committed transaction xid are
+// visible in the snapshot.
+func (p *pgSnapshot) visible(xid uint64) bool {
+	if xid < p.xmin {
+		return true
+	}
+	if xid >= p.xmax {
+		return false
+	}
+	_, in := slices.BinarySearch(p.xip, xid)
+	return !in
+}
+
+// versionSetsFromSnapshots fills the version set of every committed
+// transaction's predicate read that has a snapshot (see above) and returns
+// how many it filled and how many it could not derive exactly.
+func (r *recorder) versionSetsFromSnapshots(h *history.History) (filled, skipped int, err error) {
+	if len(r.snaps) == 0 || h.VersionOrder == nil {
+		return 0, 0, nil
+	}
+	writer := map[uint64]int32{}
+	finalKeys := map[int32]bool{}
+	for i := range h.Txns {
+		t := &h.Txns[i]
+		for _, o := range t.Ops {
+			if o.Kind == history.Write && o.Value != history.NoValue {
+				writer[packKV(o.Key, o.Value)] = t.Index
+				if t.Status == history.Committed {
+					finalKeys[o.Key] = true
+				}
+			}
+		}
+	}
+	type keyVers struct {
+		vals    []int32
+		writers []int32
+		xids    []uint64
+		exact   bool
+	}
+	keys := slices.Sorted(maps.Keys(h.VersionOrder))
+	kv := make(map[int32]*keyVers, len(keys))
+	complete := true
+	for k := range finalKeys {
+		if _, ok := h.VersionOrder[k]; !ok {
+			complete = false // a key whose versions are unknown
+		}
+	}
+	for _, k := range keys {
+		ord := h.VersionOrder[k]
+		e := &keyVers{vals: ord, writers: make([]int32, len(ord)), xids: make([]uint64, len(ord)), exact: true}
+		for i, v := range ord {
+			w, ok := writer[packKV(k, v)]
+			if !ok {
+				e.exact = false
+				continue
+			}
+			e.writers[i], e.xids[i] = w, r.xids[w]
+			if e.xids[i] == 0 {
+				e.exact = false
+			}
+		}
+		kv[k] = e
+	}
+	parsed := map[string]*pgSnapshot{}
+	for _, ps := range r.snaps {
+		t := &h.Txns[ps.txn]
+		if t.Status != history.Committed || int(ps.op) >= len(t.Ops) || t.Ops[ps.op].Kind != history.PredRead || t.Ops[ps.op].Pred == nil {
+			continue
+		}
+		if !complete {
+			skipped++
+			continue
+		}
+		snap := parsed[ps.snap]
+		if snap == nil {
+			s, err := parsePGSnapshot(ps.snap)
+			if err != nil {
+				return filled, skipped, err
+			}
+			snap = &s
+			parsed[ps.snap] = snap
+		}
+		own := map[int32]int32{}
+		for _, o := range t.Ops[:ps.op] {
+			if o.Kind == history.Write && o.Value != history.NoValue {
+				own[o.Key] = o.Value
+			}
+		}
+		vs := make([]history.Row, 0, len(keys)+len(own))
+		ok := true
+		for _, k := range keys {
+			if v, mine := own[k]; mine {
+				vs = append(vs, history.Row{Key: k, Value: v})
+				delete(own, k)
+				continue
+			}
+			e := kv[k]
+			if !e.exact {
+				ok = false
+				break
+			}
+			i := sort.Search(len(e.vals), func(i int) bool {
+				return e.writers[i] == t.Index || !snap.visible(e.xids[i])
+			}) - 1
+			if i >= 0 {
+				vs = append(vs, history.Row{Key: k, Value: e.vals[i]})
+			}
+		}
+		if !ok {
+			skipped++
+			continue
+		}
+		for _, k := range slices.Sorted(maps.Keys(own)) {
+			vs = append(vs, history.Row{Key: k, Value: own[k]})
+		}
+		p := t.Ops[ps.op].Pred
+		p.VersionSet, p.HasVersionSet = vs, true
+		filled++
+	}
+	if filled > 0 {
+		h.Evidence.VersionSets = true
+	}
+	return filled, skipped, nil
+}
+
+// keepSnapshots remembers t's xid and the snapshot of each of its
+// completed predicate reads, for versionSetsFromSnapshots.
+func (r *recorder) keepSnapshots(t int32, raw *rawTxn) {
+	if raw.ev.XID == 0 || r.cfg.WL.NoCertificate {
+		return
+	}
+	if r.xids == nil {
+		r.xids = map[int32]uint64{}
+	}
+	r.xids[t] = raw.ev.XID
+	if raw.status != history.Committed && raw.status != history.Unknown {
+		return
+	}
+	for i := range raw.ops {
+		o := &raw.ops[i]
+		if o.Kind != history.PredRead || o.Pred == nil || !o.Done {
+			continue
+		}
+		s := o.Pred.Snapshot
+		if s == "" && r.txnSnap {
+			s = raw.ev.Snapshot
+		}
+		if s != "" {
+			r.snaps = append(r.snaps, predSnap{txn: t, op: int32(i), snap: s})
+		}
+	}
 }

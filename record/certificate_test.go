@@ -48,7 +48,72 @@ func pgPredicateRun(t *testing.T, url, level string) *history.History {
 	if !h.Evidence.VersionOrder || len(h.VersionOrder) == 0 {
 		t.Fatalf("no version order recorded (evidence %+v)", h.Evidence)
 	}
+	withVS, without, updates := 0, 0, 0
+	for i := range h.Txns {
+		tx := &h.Txns[i]
+		for j, o := range tx.Ops {
+			if tx.Status != history.Committed || o.Kind != history.PredRead {
+				continue
+			}
+			if j+1 < len(tx.Ops) && tx.Ops[j+1].Kind == history.Write && len(o.Pred.Result) > 0 && tx.Ops[j+1].Key == o.Pred.Result[0].Key {
+				updates++
+			}
+			if o.Pred.HasVersionSet {
+				withVS++
+			} else {
+				without++
+			}
+		}
+	}
+	t.Logf("predicate reads of committed transactions: %d with a version set from snapshots, %d without; %d predicate updates", withVS, without, updates)
+	if !h.Evidence.VersionSets || withVS == 0 {
+		t.Fatalf("no version sets derived from snapshots (evidence %+v)", h.Evidence)
+	}
+	if updates == 0 {
+		t.Fatal("no predicate update committed")
+	}
+	if level != db.ReadCommitted && without > 0 {
+		t.Fatalf("%d predicate reads without a version set at %s (every read has the transaction's snapshot)", without, level)
+	}
 	return h
+}
+
+// sameAsInferred: the version sets derived from snapshots agree with the
+// rows each read returned (no result-set mismatch) and give the verdict
+// that inferring them from the rows returned gives (check/emme's
+// mechanism without a certificate), under model.
+func sameAsInferred(t *testing.T, h *history.History, model string) {
+	t.Helper()
+	r := checkWith(t, h, "emme", model, nil)
+	if slices.Contains(r.AnomalyTypes, "result-set-mismatch") {
+		t.Fatalf("snapshot version sets disagree with the rows returned: %v", r.AnomalyTypes)
+	}
+	inf := withoutVersionSets(h)
+	ri := checkWith(t, inf, "emme", model, nil)
+	if r.Verdict != ri.Verdict || !slices.Equal(r.AnomalyTypes, ri.AnomalyTypes) {
+		t.Fatalf("under %s: with snapshot version sets %v %v, inferred %v %v", model, r.Verdict, r.AnomalyTypes, ri.Verdict, ri.AnomalyTypes)
+	}
+}
+
+// withoutVersionSets copies h with every predicate read's version set
+// removed.
+func withoutVersionSets(h *history.History) *history.History {
+	p := *h
+	p.Txns = make([]history.Txn, len(h.Txns))
+	for i, tx := range h.Txns {
+		ops := slices.Clone(tx.Ops)
+		for j := range ops {
+			if ops[j].Pred != nil && ops[j].Pred.HasVersionSet {
+				q := *ops[j].Pred
+				q.VersionSet, q.HasVersionSet = nil, false
+				ops[j].Pred = &q
+			}
+		}
+		tx.Ops = ops
+		p.Txns[i] = tx
+	}
+	p.Evidence.VersionSets = false
+	return &p
 }
 
 // predicateCycle returns the explanation of the first cycle with a
@@ -116,16 +181,21 @@ func TestPostgresPredicateCertificate(t *testing.T) {
 		}
 		wantValid(t, checkWith(t, h, "emme", "snapshot-isolation", nil))
 		wantValid(t, checkWith(t, h, "emme", "postgres:repeatable-read", nil))
+		sameAsInferred(t, h, "serializable")
+		sameAsInferred(t, h, "snapshot-isolation")
 	})
 	t.Run("read-committed", func(t *testing.T) {
 		h := pgPredicateRun(t, u, db.ReadCommitted)
 		r := checkWith(t, h, "emme", "repeatable-read", nil)
 		wantAnomaly(t, r, "G-single-item", "G2-item", "G-nonadjacent-item")
 		wantValid(t, checkWith(t, h, "emme", "read-committed", nil))
+		sameAsInferred(t, h, "read-committed")
+		sameAsInferred(t, h, "repeatable-read")
 	})
 	t.Run("serializable", func(t *testing.T) {
 		h := pgPredicateRun(t, u, db.Serializable)
 		wantValid(t, checkWith(t, h, "emme", "serializable", nil))
+		sameAsInferred(t, h, "serializable")
 	})
 }
 
@@ -148,4 +218,76 @@ func TestMariaDBPredicateSerializable(t *testing.T) {
 	}
 	// 2PL: commit order is the expected serialization order (enne).
 	wantValid(t, checkWith(t, h, "enne", "serializable", nil))
+}
+
+// TestPGSnapshotVisibility: xid < xmin is visible, xid >= xmax is not, and
+// in between a transaction in xip is not (PostgreSQL XidInMVCCSnapshot).
+func TestPGSnapshotVisibility(t *testing.T) {
+	s, err := parsePGSnapshot("100:110:103,107")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for xid, want := range map[uint64]bool{99: true, 100: true, 103: false, 105: true, 107: false, 109: true, 110: false, 200: false} {
+		if got := s.visible(xid); got != want {
+			t.Errorf("xid %d visible = %v, want %v", xid, got, want)
+		}
+	}
+	for _, bad := range []string{"", "1:2", "a:2:", "1:b:", "1:2:x"} {
+		if _, err := parsePGSnapshot(bad); err == nil {
+			t.Errorf("%q parsed", bad)
+		}
+	}
+}
+
+// TestVersionSetsFromSnapshots: a predicate read's version set is, per
+// key, the last version whose writer its snapshot sees, except that the
+// reader sees its own earlier writes and not its later ones; a key whose
+// writer has no xid makes the read's set unknown rather than guessed.
+func TestVersionSetsFromSnapshots(t *testing.T) {
+	h := history.New()
+	k := func(x int64) int32 { return h.Keys.Int(x) }
+	v := func(x int64) int32 { return h.Values.Int(x) }
+	w := func(kk, vv int64) history.Op { return history.Op{Kind: history.Write, Key: k(kk), Value: v(vv)} }
+	rp := func() history.Op {
+		return history.Op{Kind: history.PredRead, Pred: &history.Predicate{Table: "t", Where: "k >= 0"}}
+	}
+	c := history.Committed
+	h.Add(history.Txn{Status: c, Ops: []history.Op{w(1, 10), w(2, 20)}})             // T0 xid 100
+	h.Add(history.Txn{Status: c, Ops: []history.Op{w(1, 11)}})                       // T1 xid 105
+	h.Add(history.Txn{Status: c, Ops: []history.Op{rp(), w(2, 21), rp(), w(3, 30)}}) // T2 xid 106
+	h.Add(history.Txn{Status: c, Ops: []history.Op{w(1, 12)}})                       // T3 xid 108
+	h.VersionOrder = map[int32][]int32{k(1): {v(10), v(11), v(12)}, k(2): {v(20), v(21)}, k(3): {v(30)}}
+	r := &recorder{cfg: &Config{}, xids: map[int32]uint64{0: 100, 1: 105, 2: 106, 3: 108}}
+	// T2's first read: T1 still running; its second: T1 committed, T3 not.
+	r.snaps = []predSnap{{txn: 2, op: 0, snap: "101:106:105"}, {txn: 2, op: 2, snap: "106:108:"}}
+	filled, skipped, err := r.versionSetsFromSnapshots(h)
+	if err != nil || filled != 2 || skipped != 0 {
+		t.Fatalf("filled %d skipped %d err %v", filled, skipped, err)
+	}
+	show := func(op int) string {
+		p := h.Txns[2].Ops[op].Pred
+		var s []string
+		for _, row := range p.VersionSet {
+			s = append(s, h.KeyName(row.Key)+"="+h.ValueName(row.Value))
+		}
+		return strings.Join(s, " ")
+	}
+	if got := show(0); got != "1=10 2=20" {
+		t.Errorf("first read's version set %q, want 1=10 2=20 (not its own later writes)", got)
+	}
+	if got := show(2); got != "1=11 2=21" {
+		t.Errorf("second read's version set %q, want 1=11 2=21 (its own write of 2)", got)
+	}
+	if !h.Evidence.VersionSets {
+		t.Error("evidence.version_sets not set")
+	}
+	// A writer without an xid: no exact set.
+	for _, op := range []int{0, 2} {
+		h.Txns[2].Ops[op].Pred.VersionSet, h.Txns[2].Ops[op].Pred.HasVersionSet = nil, false
+	}
+	delete(r.xids, 1)
+	filled, skipped, err = r.versionSetsFromSnapshots(h)
+	if err != nil || filled != 0 || skipped != 2 || h.Txns[2].Ops[0].Pred.HasVersionSet {
+		t.Fatalf("without T1's xid: filled %d skipped %d err %v", filled, skipped, err)
+	}
 }

@@ -213,6 +213,7 @@ func run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	rec := &recorder{cfg: &cfg, warn: warn}
+	rec.txnSnap = d.Name() == "postgres" && (d.Level() == db.RepeatableRead || d.Level() == db.Serializable) && !cfg.WL.NoCertificate
 	res := &Result{}
 	if !cfg.NoRecord {
 		h := history.New()
@@ -551,6 +552,13 @@ type recorder struct {
 	pending []pend
 	commits map[uint32]db.CommitRecord
 	chains  chains // replaced versions reported by writes (certificate.go)
+	// xids are the PostgreSQL xids of transactions (by index), snaps the
+	// snapshots of predicate reads (certificate.go); txnSnap: predicate
+	// reads without a snapshot of their own read under the transaction's
+	// (repeatable read and serializable).
+	xids    map[int32]uint64
+	snaps   []predSnap
+	txnSnap bool
 	evBuf   []byte
 
 	// stop cancels the run (no new transactions) on a write failure.
@@ -620,6 +628,7 @@ func (r *recorder) add(raw *rawTxn) error {
 	}
 	r.chainVersions(raw.status, raw.ops, t.Ops)
 	p := h.Add(t)
+	r.keepSnapshots(p.Index, raw)
 	if r.stream != nil && raw.ev.XID != 0 && raw.status != history.Aborted && w {
 		// Logical decoding emits only transactions that changed data, so
 		// only writers wait for their commit position.

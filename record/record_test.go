@@ -113,8 +113,12 @@ func runRecorded(t *testing.T, cfg Config) *Result {
 		if !tx.HasTime || tx.Complete < tx.Invoke {
 			t.Fatalf("%s: bad client interval [%d,%d]", h.TxnString(int32(i)), tx.Invoke, tx.Complete)
 		}
+		if tx.Status == history.Committed && cfg.Workload == "predicate" && len(tx.Ops) < cfg.WL.Ops {
+			// a predicate update is a read and a write per matched row
+			t.Fatalf("%s: committed with %d ops, want at least %d", h.TxnString(int32(i)), len(tx.Ops), cfg.WL.Ops)
+		}
 		if tx.Status == history.Committed && len(tx.Ops) != cfg.WL.Ops && cfg.Workload != "rmw-register" &&
-			cfg.Workload != "smallbank" && cfg.Workload != "tpcc" {
+			cfg.Workload != "smallbank" && cfg.Workload != "tpcc" && cfg.Workload != "predicate" {
 			t.Fatalf("%s: committed with %d ops, want %d", h.TxnString(int32(i)), len(tx.Ops), cfg.WL.Ops)
 		}
 		for j := range tx.Ops {

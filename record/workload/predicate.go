@@ -2,7 +2,10 @@ package workload
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/txray/txray/history"
 	"github.com/txray/txray/record/db"
@@ -13,34 +16,72 @@ func init() {
 }
 
 // predicate is a phantom-prone workload on a table of (k bigint primary
-// key, v bigint) that starts empty: range reads
-// (SELECT k, v ... WHERE k >= lo AND k <= hi, recorded as a PredRead whose
-// Where text uses the column names k and v and whose Result lists the rows
-// returned as (k, v)), and blind upserts of unique values, which insert a
-// row the first time a key is written and update it afterwards. Keys are
-// fixed (0..Keys-1, no rotation) so ranges keep meaning; the range width is
-// max(1, Keys/4). An insert into a range another transaction read is the
-// predicate anti-dependency that phantoms (Adya 1999 §4.4.3 G2, predicate
-// reads) are made of.
+// key, v bigint) that starts empty. Its micro-ops:
 //
-// On PostgreSQL and MariaDB/MySQL each write also returns the version it
-// replaced (versionChain), from which the recorder builds the version order
-// of every key without a commit log.
+//   - range reads (SELECT k, v ... WHERE k >= lo AND k <= hi), recorded as
+//     a PredRead whose Where text uses the column names k and v and whose
+//     Result lists the rows returned as (k, v);
+//   - blind upserts of unique values, which insert a row the first time a
+//     key is written (an insert into the ranges other transactions read:
+//     the phantoms of Adya 1999 §4.4.3, G2 with predicate reads) and
+//     update it afterwards;
+//   - predicate updates (UPDATE ... SET v = base + (k - lo) WHERE k >= lo
+//     AND k <= hi, a quarter of the writes), recorded as what they are in
+//     Adya's model (§3.1, "predicate-based modifications"): a PredRead of
+//     the WHERE clause, whose Result is the rows it matched at the versions
+//     it replaced, followed by a Write of each matched row. Each row gets
+//     its own unique value (base is a fresh block of values).
 //
-// Not yet recorded: predicate UPDATE/DELETE statements (they need the rows
-// a statement matched, with their prior versions, which not every database
-// returns).
+// Keys are fixed (0..Keys-1, no rotation) so ranges keep meaning; the range
+// width is max(1, Keys/4).
+//
+// Certificate capture (off with Config.NoCertificate): on PostgreSQL and
+// MariaDB/MySQL each write also returns the version it replaced
+// (versionChain; a predicate update's matched rows are the replaced
+// versions), from which the recorder builds the version order of every key
+// without a commit log; on PostgreSQL each range read also returns the
+// snapshot it read under (pg_current_snapshot() in the statement itself,
+// which at read committed is the statement's snapshot), from which the
+// recorder derives its version set.
+//
+// The statements per database: PostgreSQL runs a predicate update as one
+// UPDATE ... FROM (SELECT k, v ... FOR UPDATE) y ... RETURNING t.k, y.v,
+// t.v (the replaced and the new version of each row it matched).
+// MariaDB/MySQL run a locking read (SELECT ... FOR UPDATE, which locks the
+// rows and at repeatable read and serializable the gaps) and then one
+// UPDATE of exactly the rows it returned (k IN (...)), so no row is
+// changed that the recorded read did not match, even at read committed,
+// where gaps are not locked. SQLite runs the same without FOR UPDATE: it
+// serializes writers, and a writer whose read snapshot is stale fails with
+// SQLITE_BUSY_SNAPSHOT.
+//
+// Not recorded: DELETE (the history model has no deleted version yet).
 type predicate struct {
-	read, write string
-	chain       *versionChain // nil: plain upsert, no replaced version
+	read, snapRead, write string
+	pg, forUpdate         bool
+	table                 string
+	chain                 *versionChain // nil: plain upsert, no replaced version
 }
 
 func newPredicate(d db.Dialect) *predicate {
-	return &predicate{
-		read:  "SELECT k, v FROM " + PredTable + " WHERE k >= " + d.Param(1) + " AND k <= " + d.Param(2) + " ORDER BY k",
-		write: d.Upsert(PredTable, false),
-		chain: newVersionChain(d, PredTable),
+	t := PredTable
+	w := &predicate{
+		table: t,
+		read:  "SELECT k, v FROM " + t + " WHERE k >= " + d.Param(1) + " AND k <= " + d.Param(2) + " ORDER BY k",
+		write: d.Upsert(t, false),
+		chain: newVersionChain(d, t),
 	}
+	if d.Param(1) == "$1" {
+		w.pg = true
+		// The one-row subquery makes the snapshot come back even when no
+		// row matches; it is evaluated once, in the statement's snapshot.
+		w.snapRead = "SELECT s.snap, t.k, t.v FROM (SELECT pg_current_snapshot()::text AS snap) s LEFT JOIN " + t +
+			" t ON t.k >= $1 AND t.k <= $2 ORDER BY t.k"
+	}
+	if n, ok := d.(interface{ Name() string }); ok && (n.Name() == "mariadb" || n.Name() == "mysql") {
+		w.forUpdate = true
+	}
+	return w
 }
 
 func (w *predicate) Name() string { return "predicate" }
@@ -60,22 +101,31 @@ func (w *predicate) Plan(g *Gen) Plan {
 	p := Plan{Ops: make([]Spec, 0, n)}
 	for range n {
 		slot := int64(g.Slot())
-		if g.Read() {
-			lo := min(slot, keys-width)
+		lo := min(slot, keys-width)
+		switch {
+		case g.Read():
 			p.Ops = append(p.Ops, Spec{Kind: history.PredRead, Lo: lo, Hi: lo + width - 1})
-		} else {
+		case g.R.IntN(4) == 0:
+			p.Ops = append(p.Ops, Spec{Kind: history.PredRead, Lo: lo, Hi: lo + width - 1, Update: true})
+		default:
 			p.Ops = append(p.Ops, Spec{Kind: history.Write, Key: slot})
 		}
 	}
 	return p
 }
 
+func rangeWhere(lo, hi int64) string {
+	return "k >= " + strconv.FormatInt(lo, 10) + " AND k <= " + strconv.FormatInt(hi, 10)
+}
+
 func (w *predicate) Exec(ctx context.Context, c db.Conn, g *Gen, p *Plan, rec *Recorder) error {
+	cert := !g.S.cfg.NoCertificate
 	for _, s := range p.Ops {
-		if s.Kind == history.Write {
+		switch {
+		case s.Kind == history.Write:
 			v := g.S.Value()
 			i := rec.Start(Op{Kind: history.Write, Key: s.Key, Value: v, HasValue: true})
-			if w.chain != nil {
+			if w.chain != nil && cert {
 				if err := w.chain.write(ctx, c, &rec.Ops[i], s.Key, v); err != nil {
 					return err
 				}
@@ -83,29 +133,162 @@ func (w *predicate) Exec(ctx context.Context, c db.Conn, g *Gen, p *Plan, rec *R
 				return err
 			}
 			rec.Finish(i)
-			continue
+		case s.Update:
+			if err := w.update(ctx, c, g, s, rec, cert); err != nil {
+				return err
+			}
+		default:
+			if err := w.rangeRead(ctx, c, s, rec, cert); err != nil {
+				return err
+			}
 		}
-		where := "k >= " + strconv.FormatInt(s.Lo, 10) + " AND k <= " + strconv.FormatInt(s.Hi, 10)
-		i := rec.Start(Op{Kind: history.PredRead, Pred: &Pred{Table: PredTable, Where: where}})
-		rows, err := c.Query(ctx, w.read, s.Lo, s.Hi)
+	}
+	return nil
+}
+
+func (w *predicate) rangeRead(ctx context.Context, c db.Conn, s Spec, rec *Recorder, cert bool) error {
+	i := rec.Start(Op{Kind: history.PredRead, Pred: &Pred{Table: w.table, Where: rangeWhere(s.Lo, s.Hi)}})
+	var out []PredRow
+	if w.pg && cert {
+		rows, err := c.Query(ctx, w.snapRead, s.Lo, s.Hi)
 		if err != nil {
 			return err
 		}
-		var out []PredRow
 		for rows.Next() {
-			var k, v int64
-			if err := rows.Scan(&k, &v); err != nil {
+			var snap string
+			var k, v *int64
+			if err := rows.Scan(&snap, &k, &v); err != nil {
 				rows.Close()
 				return err
 			}
-			out = append(out, PredRow{Key: k, Value: v, HasValue: true})
+			rec.Ops[i].Pred.Snapshot = snap
+			if k != nil {
+				r := PredRow{Key: *k}
+				if v != nil {
+					r.Value, r.HasValue = *v, true
+				}
+				out = append(out, r)
+			}
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
 			return err
 		}
-		rec.Ops[i].Pred.Rows = out
-		rec.Finish(i)
+	} else {
+		rows, err := c.Query(ctx, w.read, s.Lo, s.Hi)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var k int64
+			var v *int64
+			if err := rows.Scan(&k, &v); err != nil {
+				rows.Close()
+				return err
+			}
+			r := PredRow{Key: k}
+			if v != nil {
+				r.Value, r.HasValue = *v, true
+			}
+			out = append(out, r)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+	}
+	rec.Ops[i].Pred.Rows = out
+	rec.Finish(i)
+	return nil
+}
+
+// update runs a predicate update over [s.Lo, s.Hi] and records it as a
+// predicate read of the rows it matched (at the versions it replaced) and
+// a write of each.
+func (w *predicate) update(ctx context.Context, c db.Conn, g *Gen, s Spec, rec *Recorder, cert bool) error {
+	width := s.Hi - s.Lo + 1
+	base := g.S.Values(width)
+	i := rec.Start(Op{Kind: history.PredRead, Pred: &Pred{Table: w.table, Where: rangeWhere(s.Lo, s.Hi)}})
+	type upd struct {
+		k, old, new int64
+		hasOld      bool
+	}
+	var got []upd
+	scan := func(rows db.Rows, pg bool) error {
+		for rows.Next() {
+			var u upd
+			var old *int64
+			var err error
+			if pg {
+				err = rows.Scan(&u.k, &old, &u.new)
+			} else {
+				err = rows.Scan(&u.k, &old)
+				u.new = base + (u.k - s.Lo)
+			}
+			if err != nil {
+				rows.Close()
+				return err
+			}
+			if old != nil {
+				u.old, u.hasOld = *old, true
+			}
+			got = append(got, u)
+		}
+		rows.Close()
+		return rows.Err()
+	}
+	if w.pg {
+		q := "UPDATE " + w.table + " t SET v = $3 + (t.k - $1) FROM (SELECT k, v FROM " + w.table +
+			" WHERE k >= $1 AND k <= $2 ORDER BY k FOR UPDATE) y WHERE t.k = y.k RETURNING t.k, y.v, t.v"
+		rows, err := c.Query(ctx, q, s.Lo, s.Hi, base)
+		if err != nil {
+			return err
+		}
+		if err := scan(rows, true); err != nil {
+			return err
+		}
+	} else {
+		q := w.read
+		if w.forUpdate {
+			q += " FOR UPDATE"
+		}
+		rows, err := c.Query(ctx, q, s.Lo, s.Hi)
+		if err != nil {
+			return err
+		}
+		if err := scan(rows, false); err != nil {
+			return err
+		}
+		if len(got) > 0 {
+			var in strings.Builder
+			for j, u := range got {
+				if j > 0 {
+					in.WriteByte(',')
+				}
+				in.WriteString(strconv.FormatInt(u.k, 10))
+			}
+			n, err := c.Exec(ctx, "UPDATE "+w.table+" SET v = ? + (k - ?) WHERE k IN ("+in.String()+")", base, s.Lo)
+			if err != nil {
+				return err
+			}
+			if n != int64(len(got)) {
+				return fmt.Errorf("%w: predicate update of %s changed %d rows, but its read matched %d", ErrBadData, rangeWhere(s.Lo, s.Hi), n, len(got))
+			}
+		}
+	}
+	slices.SortFunc(got, func(a, b upd) int { return int(a.k - b.k) })
+	p := rec.Ops[i].Pred
+	for _, u := range got {
+		p.Rows = append(p.Rows, PredRow{Key: u.k, Value: u.old, HasValue: u.hasOld})
+	}
+	rec.Finish(i)
+	for _, u := range got {
+		j := rec.Start(Op{Kind: history.Write, Key: u.k, Value: u.new, HasValue: true})
+		if w.chain != nil && cert {
+			o := &rec.Ops[j]
+			o.Prev, o.PrevKnown, o.PrevNone = u.old, u.hasOld, false
+		}
+		rec.Finish(j)
 	}
 	return nil
 }

@@ -58,6 +58,12 @@ type Pred struct {
 	Table string
 	Where string
 	Rows  []PredRow
+	// Snapshot is the PostgreSQL snapshot the statement read under
+	// (pg_current_snapshot() evaluated in the statement itself, so at read
+	// committed it is the statement's own snapshot), "" when not captured;
+	// the recorder derives the read's version set from it
+	// (record/certificate.go).
+	Snapshot string
 }
 
 // PredRow is one row a predicate read returned: its key (Key, or KeyS when
@@ -111,6 +117,10 @@ type Config struct {
 	// with a fresh one (Elle's key rotation keeps lists and version chains
 	// short); 0 never retires.
 	MaxWritesPerKey int
+	// NoCertificate turns off the certificate capture of the workloads
+	// that have one (the replaced version of each write, the snapshot of
+	// each predicate read): the baseline for measuring its cost.
+	NoCertificate bool
 }
 
 // Spec is a planned micro-op: kind and key; write values are drawn at
@@ -122,6 +132,9 @@ type Spec struct {
 	Lo, Hi int64
 	// RMW marks a read immediately followed by a write of the same key.
 	RMW bool
+	// Update marks a predicate update (Kind PredRead): the rows matching
+	// [Lo, Hi] are read and each is written.
+	Update bool
 }
 
 // Plan is a planned transaction: micro-op specs (key-value workloads) or a
@@ -217,6 +230,10 @@ func (s *Shared) Config() Config { return s.cfg }
 
 // Value returns a fresh unique value (1, 2, 3, ...).
 func (s *Shared) Value() int64 { return s.vals.Add(1) }
+
+// Values reserves n fresh unique values and returns the first; the others
+// follow it (first+1, ..., first+n-1).
+func (s *Shared) Values(n int64) int64 { return s.vals.Add(n) - n + 1 }
 
 // key returns the key in slot i, counting a planned write; a slot whose key
 // reached MaxWritesPerKey gets a fresh key for later plans.
