@@ -29,6 +29,12 @@ import (
 // two-phase locking (InnoDB turns plain SELECTs into locking reads,
 // MariaDB KB "SET TRANSACTION"), a commitment-ordering protocol: commit
 // order is a serialization order, so Evidence.SerialOrder = "commit".
+// SQLite (every level runs as serializable) has one writer at a time, and
+// a transaction whose read snapshot is older than the last commit cannot
+// become a writer (SQLITE_BUSY_SNAPSHOT), so commit order of writers is a
+// serialization order too (its commit positions: a counter each writer
+// takes under the write lock, record/db/sqlite.go). Read-only transactions
+// have no position; checkers place them where their reads allow.
 // PostgreSQL serializable (SSI) is not: a transaction may precede, in every
 // serial order, one that committed before it.
 
@@ -43,6 +49,11 @@ func serialOrderFor(db, level string, commitOrder bool) string {
 		if level == "serializable" {
 			return history.SerialCommit
 		}
+	case "sqlite":
+		// every level runs as serializable: one writer at a time, readers
+		// on snapshots; a writer whose snapshot is stale fails
+		// (SQLITE_BUSY_SNAPSHOT), so writers serialize in commit order
+		return history.SerialCommit
 	}
 	return ""
 }

@@ -253,6 +253,9 @@ func run(ctx context.Context, cfg Config) (*Result, error) {
 		} else if g, ok := d.(interface{ HasCommitOrder() bool }); ok && g.HasCommitOrder() {
 			h.Evidence.CommitOrder = true
 			h.Header.Extra["commit_ts"] = "MariaDB @@last_gtid sequence number read after COMMIT (binlog order)"
+			if d.Name() == "sqlite" {
+				h.Header.Extra["commit_ts"] = "counter taken by each writer just before COMMIT under SQLite's database write lock (exact commit order of writers)"
+			}
 		} else if why != "" && d.Name() == "postgres" {
 			warn(why)
 		}

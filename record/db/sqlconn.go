@@ -14,7 +14,12 @@ type sqlConn struct {
 	classify func(err error, atCommit bool) (Outcome, Class)
 	// afterCommit, if set, collects evidence after a successful COMMIT.
 	afterCommit func(ctx context.Context, c *sql.Conn, ev *TxnEvidence) error
-	ev          TxnEvidence
+	// beforeCommit, if set, runs just before COMMIT in transactions that
+	// executed a statement through Exec (wrote); an error aborts the
+	// transaction like any statement error.
+	beforeCommit func(ctx context.Context, c *sql.Conn, ev *TxnEvidence) error
+	wrote        bool
+	ev           TxnEvidence
 	// timeout bounds each statement (0: none; SQLite is in-process).
 	timeout time.Duration
 }
@@ -25,6 +30,7 @@ func (r sqlRows) Close() { _ = r.Rows.Close() }
 
 func (s *sqlConn) Begin(ctx context.Context) error {
 	s.ev = TxnEvidence{}
+	s.wrote = false
 	ctx, cancel := bounded(ctx, s.timeout)
 	defer cancel()
 	_, err := s.c.ExecContext(ctx, s.begin)
@@ -34,6 +40,7 @@ func (s *sqlConn) Begin(ctx context.Context) error {
 func (s *sqlConn) Exec(ctx context.Context, q string, args ...any) (int64, error) {
 	ctx, cancel := bounded(ctx, s.timeout)
 	defer cancel()
+	s.wrote = true
 	r, err := s.c.ExecContext(ctx, q, args...)
 	if err != nil {
 		return 0, err
@@ -55,6 +62,11 @@ func (s *sqlConn) Query(ctx context.Context, q string, args ...any) (Rows, error
 func (s *sqlConn) Commit(ctx context.Context) error {
 	ctx, cancel := bounded(ctx, s.timeout)
 	defer cancel()
+	if s.beforeCommit != nil && s.wrote {
+		if err := s.beforeCommit(ctx, s.c, &s.ev); err != nil {
+			return err
+		}
+	}
 	if _, err := s.c.ExecContext(ctx, "COMMIT"); err != nil {
 		return err
 	}

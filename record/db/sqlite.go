@@ -57,8 +57,32 @@ func openSQLite(ctx context.Context, path string, o Options) (DB, error) {
 		s.Close()
 		return nil, fmt.Errorf("sqlite %s: %v", path, err)
 	}
+	if o.Record {
+		for _, q := range []string{
+			"CREATE TABLE IF NOT EXISTS " + sqliteCommitSeq + " (id INTEGER PRIMARY KEY CHECK (id = 0), n INTEGER NOT NULL)",
+			"INSERT OR IGNORE INTO " + sqliteCommitSeq + " VALUES (0, 0)",
+		} {
+			if _, err := db.ExecContext(ctx, q); err != nil {
+				s.Close()
+				return nil, fmt.Errorf("sqlite %s: %s: %v", path, q, err)
+			}
+		}
+	}
 	return s, nil
 }
+
+// sqliteCommitSeq is the table whose one counter gives each writing
+// transaction its commit position (HasCommitOrder).
+const sqliteCommitSeq = "txray_commit_seq"
+
+// HasCommitOrder: when recording, every transaction that wrote takes the
+// next value of a counter (UPDATE ... RETURNING) just before COMMIT, as
+// its commit position (TxnEvidence.CommitTS). SQLite has one writer at a
+// time (the database write lock, held from a transaction's first write to
+// its commit), so the counter's order is exactly the commit order of the
+// writers, and commit order is the order they serialize in
+// (https://www.sqlite.org/isolation.html: writers are serialized).
+func (s *sqliteDB) HasCommitOrder() bool { return s.o.Record }
 
 func (s *sqliteDB) cleanup() {
 	if s.tempDir != "" {
@@ -101,7 +125,18 @@ func (s *sqliteDB) Conn(ctx context.Context) (Conn, error) {
 	// DEFERRED: a transaction takes the write lock at its first write, so
 	// read-then-write transactions can fail with SQLITE_BUSY_SNAPSHOT; that
 	// is SQLite's serializable certifier, recorded as an abort.
-	return &sqlConn{c: c, begin: "BEGIN DEFERRED", classify: classifySQLite}, nil
+	sc := &sqlConn{c: c, begin: "BEGIN DEFERRED", classify: classifySQLite}
+	if s.o.Record {
+		sc.beforeCommit = func(ctx context.Context, c *sql.Conn, ev *TxnEvidence) error {
+			var n int64
+			if err := c.QueryRowContext(ctx, "UPDATE "+sqliteCommitSeq+" SET n = n + 1 WHERE id = 0 RETURNING n").Scan(&n); err != nil {
+				return err
+			}
+			ev.CommitTS.P, ev.CommitTS.Set = n, true
+			return nil
+		}
+	}
+	return sc, nil
 }
 
 // Exclusive does nothing: the default database is a fresh temporary file
