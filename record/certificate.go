@@ -134,6 +134,12 @@ func (r *recorder) certify() error {
 	if skipped > 0 {
 		r.warn(fmt.Sprintf("version sets: %d predicate reads get none (a writer without an xid, or a key without a version order); checkers infer them from the rows returned", skipped))
 	}
+	if r.shadow.mismatched > 0 {
+		r.warn(fmt.Sprintf("version sets: %d of %d derived from snapshots differ from the shadow transaction's (first: %s)",
+			r.shadow.mismatched, r.shadow.compared, r.shadow.example))
+	}
+	r.certStats = CertStats{VersionSets: filled, Skipped: skipped, ShadowCompared: r.shadow.compared,
+		ShadowMismatched: r.shadow.mismatched, ShadowUsed: r.shadow.used, Example: r.shadow.example}
 	if r.w == nil {
 		return nil
 	}
@@ -341,6 +347,17 @@ func (r *recorder) versionOrderFromChains(h *history.History) bool {
 type predSnap struct {
 	txn, op int32
 	snap    string
+	// shadow is the version set a shadow transaction read (without the
+	// reader's own writes), if any (workload.Config.ShadowVersionSets).
+	shadow    []history.Row
+	hasShadow bool
+}
+
+// shadowStats counts how the shadow transactions' version sets compared
+// with those derived from snapshots.
+type shadowStats struct {
+	compared, mismatched, used int
+	example                    string
 }
 
 // pgSnapshot is a parsed PostgreSQL snapshot.
@@ -393,7 +410,7 @@ func (p *pgSnapshot) visible(xid uint64) bool {
 // transaction's predicate read that has a snapshot (see above) and returns
 // how many it filled and how many it could not derive exactly.
 func (r *recorder) versionSetsFromSnapshots(h *history.History) (filled, skipped int, err error) {
-	if len(r.snaps) == 0 || h.VersionOrder == nil {
+	if len(r.snaps) == 0 {
 		return 0, 0, nil
 	}
 	writer := map[uint64]int32{}
@@ -445,8 +462,28 @@ func (r *recorder) versionSetsFromSnapshots(h *history.History) (filled, skipped
 		if t.Status != history.Committed || int(ps.op) >= len(t.Ops) || t.Ops[ps.op].Kind != history.PredRead || t.Ops[ps.op].Pred == nil {
 			continue
 		}
-		if !complete {
-			skipped++
+		own := map[int32]int32{}
+		for _, o := range t.Ops[:ps.op] {
+			if o.Kind == history.Write && o.Value != history.NoValue {
+				own[o.Key] = o.Value
+			}
+		}
+		var shadow []history.Row
+		if ps.hasShadow {
+			shadow = withOwn(ps.shadow, own)
+		}
+		use := func(vs []history.Row) {
+			p := t.Ops[ps.op].Pred
+			p.VersionSet, p.HasVersionSet = vs, true
+			filled++
+		}
+		if !complete || ps.snap == "" {
+			if shadow != nil {
+				use(shadow)
+				r.shadow.used++
+			} else {
+				skipped++
+			}
 			continue
 		}
 		snap := parsed[ps.snap]
@@ -458,18 +495,11 @@ func (r *recorder) versionSetsFromSnapshots(h *history.History) (filled, skipped
 			snap = &s
 			parsed[ps.snap] = snap
 		}
-		own := map[int32]int32{}
-		for _, o := range t.Ops[:ps.op] {
-			if o.Kind == history.Write && o.Value != history.NoValue {
-				own[o.Key] = o.Value
-			}
-		}
 		vs := make([]history.Row, 0, len(keys)+len(own))
 		ok := true
 		for _, k := range keys {
 			if v, mine := own[k]; mine {
 				vs = append(vs, history.Row{Key: k, Value: v})
-				delete(own, k)
 				continue
 			}
 			e := kv[k]
@@ -485,15 +515,29 @@ func (r *recorder) versionSetsFromSnapshots(h *history.History) (filled, skipped
 			}
 		}
 		if !ok {
-			skipped++
+			if shadow != nil {
+				use(shadow)
+				r.shadow.used++
+			} else {
+				skipped++
+			}
 			continue
 		}
 		for _, k := range slices.Sorted(maps.Keys(own)) {
-			vs = append(vs, history.Row{Key: k, Value: own[k]})
+			if _, ordered := kv[k]; !ordered {
+				vs = append(vs, history.Row{Key: k, Value: own[k]})
+			}
 		}
-		p := t.Ops[ps.op].Pred
-		p.VersionSet, p.HasVersionSet = vs, true
-		filled++
+		if shadow != nil {
+			r.shadow.compared++
+			if d := diffRows(h, vs, shadow); d != "" {
+				r.shadow.mismatched++
+				if r.shadow.example == "" {
+					r.shadow.example = fmt.Sprintf("%s's predicate read (op %d): %s", h.TxnName(t.Index), ps.op, d)
+				}
+			}
+		}
+		use(vs)
 	}
 	if filled > 0 {
 		h.Evidence.VersionSets = true
@@ -523,8 +567,66 @@ func (r *recorder) keepSnapshots(t int32, raw *rawTxn) {
 		if s == "" && r.txnSnap {
 			s = raw.ev.Snapshot
 		}
-		if s != "" {
-			r.snaps = append(r.snaps, predSnap{txn: t, op: int32(i), snap: s})
+		if s == "" && !o.Pred.HasShadow {
+			continue
+		}
+		ps := predSnap{txn: t, op: int32(i), snap: s, hasShadow: o.Pred.HasShadow}
+		for _, row := range o.Pred.Shadow {
+			hr := history.Row{Key: r.h.Keys.Int(row.Key), Value: history.NoValue}
+			if row.HasValue {
+				hr.Value = r.h.Values.Int(row.Value)
+			}
+			ps.shadow = append(ps.shadow, hr)
+		}
+		r.snaps = append(r.snaps, ps)
+	}
+}
+
+// withOwn is a shadow transaction's rows with the reader's own earlier
+// writes in place of (or added to) them, sorted by key id.
+func withOwn(rows []history.Row, own map[int32]int32) []history.Row {
+	out := make([]history.Row, 0, len(rows)+len(own))
+	for _, r := range rows {
+		if v, mine := own[r.Key]; mine {
+			r.Value = v
+		}
+		out = append(out, r)
+	}
+	for k, v := range own {
+		if !slices.ContainsFunc(rows, func(r history.Row) bool { return r.Key == k }) {
+			out = append(out, history.Row{Key: k, Value: v})
 		}
 	}
+	slices.SortFunc(out, func(a, b history.Row) int { return int(a.Key) - int(b.Key) })
+	return out
+}
+
+// diffRows describes the first difference between two version sets ("" if
+// they are equal as sets of rows; an unborn row equals an absent one).
+func diffRows(h *history.History, a, b []history.Row) string {
+	m := func(rs []history.Row) map[int32]int32 {
+		x := make(map[int32]int32, len(rs))
+		for _, r := range rs {
+			if r.Value != history.NoValue {
+				x[r.Key] = r.Value
+			}
+		}
+		return x
+	}
+	ma, mb := m(a), m(b)
+	for _, k := range slices.Sorted(maps.Keys(ma)) {
+		if mb[k] != ma[k] {
+			vb, ok := mb[k]
+			if !ok {
+				vb = history.NoValue
+			}
+			return fmt.Sprintf("key %s: from the snapshot %s, in the shadow transaction %s", h.KeyName(k), h.ValueName(ma[k]), h.ValueName(vb))
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(mb)) {
+		if _, ok := ma[k]; !ok {
+			return fmt.Sprintf("key %s: from the snapshot nil, in the shadow transaction %s", h.KeyName(k), h.ValueName(mb[k]))
+		}
+	}
+	return ""
 }

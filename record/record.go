@@ -107,6 +107,22 @@ type Result struct {
 	Stats   Stats
 	// Path and EvidencePath are the files written ("" if none).
 	Path, EvidencePath string
+	// Certificate says how the predicate reads' version sets were
+	// obtained (record/certificate.go).
+	Certificate CertStats
+}
+
+// CertStats counts the version sets of predicate reads of committed
+// transactions: derived from snapshots or read by shadow transactions
+// (VersionSets), left to the checker (Skipped); and, with
+// workload.Config.ShadowVersionSets, how many derived sets were compared
+// with the shadow transaction's, how many differed (Example names the
+// first), and how many reads took the shadow's set because none could be
+// derived.
+type CertStats struct {
+	VersionSets, Skipped                         int
+	ShadowCompared, ShadowMismatched, ShadowUsed int
+	Example                                      string
 }
 
 type counters struct {
@@ -384,6 +400,7 @@ func run(ctx context.Context, cfg Config) (*Result, error) {
 		return res, fatal
 	}
 	res.History = rec.h
+	res.Certificate = rec.certStats
 	return res, nil
 }
 
@@ -415,6 +432,24 @@ func (e *WriteError) Unwrap() error { return e.Err }
 func runClient(ctx, runCtx context.Context, cfg *Config, d db.DB, wl workload.Workload, shared *workload.Shared,
 	id int, clock func() int64, claim func() bool, cnt *counters, ch chan<- *rawTxn) error {
 	g := workload.NewGen(shared, cfg.Seed, id)
+	if cfg.WL.ShadowVersionSets && d.Name() == "postgres" {
+		var shadow db.Conn
+		defer func() {
+			if shadow != nil {
+				shadow.Close()
+			}
+		}()
+		g.Shadow = func(ctx context.Context) (db.Conn, error) {
+			if shadow == nil {
+				c, err := d.Conn(ctx)
+				if err != nil {
+					return nil, err
+				}
+				shadow = c
+			}
+			return shadow, nil
+		}
+	}
 	conn, err := d.Conn(ctx)
 	if err != nil {
 		return fmt.Errorf("client %d: connect: %v", id, err)
@@ -562,6 +597,9 @@ type recorder struct {
 	xids    map[int32]uint64
 	snaps   []predSnap
 	txnSnap bool
+	shadow  shadowStats
+	// certStats is what certify did (Result.Certificate).
+	certStats CertStats
 	evBuf   []byte
 
 	// stop cancels the run (no new transactions) on a write failure.

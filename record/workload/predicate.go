@@ -3,6 +3,7 @@ package workload
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -58,6 +59,7 @@ func init() {
 // Not recorded: DELETE (the history model has no deleted version yet).
 type predicate struct {
 	read, snapRead, write string
+	shadowRead            string
 	pg, forUpdate         bool
 	table                 string
 	chain                 *versionChain // nil: plain upsert, no replaced version
@@ -76,6 +78,8 @@ func newPredicate(d db.Dialect) *predicate {
 		// The one-row subquery makes the snapshot come back even when no
 		// row matches; it is evaluated once, in the statement's snapshot.
 		w.snapRead = "SELECT s.snap, t.k, t.v FROM (SELECT pg_current_snapshot()::text AS snap) s LEFT JOIN " + t +
+			" t ON t.k >= $1 AND t.k <= $2 ORDER BY t.k"
+		w.shadowRead = "SELECT s.snap, s.id, t.k, t.v FROM (SELECT pg_current_snapshot()::text AS snap, pg_export_snapshot() AS id) s LEFT JOIN " + t +
 			" t ON t.k >= $1 AND t.k <= $2 ORDER BY t.k"
 	}
 	if n, ok := d.(interface{ Name() string }); ok && (n.Name() == "mariadb" || n.Name() == "mysql") {
@@ -138,7 +142,7 @@ func (w *predicate) Exec(ctx context.Context, c db.Conn, g *Gen, p *Plan, rec *R
 				return err
 			}
 		default:
-			if err := w.rangeRead(ctx, c, s, rec, cert); err != nil {
+			if err := w.rangeRead(ctx, c, g, s, rec, cert); err != nil {
 				return err
 			}
 		}
@@ -146,18 +150,29 @@ func (w *predicate) Exec(ctx context.Context, c db.Conn, g *Gen, p *Plan, rec *R
 	return nil
 }
 
-func (w *predicate) rangeRead(ctx context.Context, c db.Conn, s Spec, rec *Recorder, cert bool) error {
+func (w *predicate) rangeRead(ctx context.Context, c db.Conn, g *Gen, s Spec, rec *Recorder, cert bool) error {
 	i := rec.Start(Op{Kind: history.PredRead, Pred: &Pred{Table: w.table, Where: rangeWhere(s.Lo, s.Hi)}})
 	var out []PredRow
 	if w.pg && cert {
-		rows, err := c.Query(ctx, w.snapRead, s.Lo, s.Hi)
+		shadow := g.Shadow != nil && g.S.cfg.ShadowVersionSets
+		q := w.snapRead
+		if shadow {
+			q = w.shadowRead
+		}
+		rows, err := c.Query(ctx, q, s.Lo, s.Hi)
 		if err != nil {
 			return err
 		}
+		var exported string
 		for rows.Next() {
 			var snap string
 			var k, v *int64
-			if err := rows.Scan(&snap, &k, &v); err != nil {
+			if shadow {
+				err = rows.Scan(&snap, &exported, &k, &v)
+			} else {
+				err = rows.Scan(&snap, &k, &v)
+			}
+			if err != nil {
 				rows.Close()
 				return err
 			}
@@ -173,6 +188,11 @@ func (w *predicate) rangeRead(ctx context.Context, c db.Conn, s Spec, rec *Recor
 		rows.Close()
 		if err := rows.Err(); err != nil {
 			return err
+		}
+		if shadow && exported != "" {
+			if err := w.shadowVersions(ctx, g, exported, rec.Ops[i].Pred); err != nil {
+				return err
+			}
 		}
 	} else {
 		rows, err := c.Query(ctx, w.read, s.Lo, s.Hi)
@@ -290,5 +310,61 @@ func (w *predicate) update(ctx context.Context, c db.Conn, g *Gen, s Spec, rec *
 		}
 		rec.Finish(j)
 	}
+	return nil
+}
+
+// snapshotID is the shape of a pg_export_snapshot() identifier
+// ("00000003-0000001B-1"); it is spliced into SET TRANSACTION SNAPSHOT,
+// which takes no parameter.
+var snapshotID = regexp.MustCompile(`^[0-9A-F]+(-[0-9A-F]+)+$`)
+
+// shadowVersions is the seed paper's shadow transaction: on the client's
+// second connection, import the snapshot the read exported and read every
+// row of the table in it, while the reading transaction is still open (an
+// exported snapshot lives only as long as its transaction).
+func (w *predicate) shadowVersions(ctx context.Context, g *Gen, id string, p *Pred) error {
+	if !snapshotID.MatchString(id) {
+		return fmt.Errorf("%w: pg_export_snapshot() returned %q", ErrBadData, id)
+	}
+	sc, err := g.Shadow(ctx)
+	if err != nil {
+		return fmt.Errorf("shadow connection: %v", err)
+	}
+	fail := func(err error) error {
+		_, _ = sc.Exec(context.WithoutCancel(ctx), "ROLLBACK")
+		return fmt.Errorf("shadow transaction: %v", err)
+	}
+	if _, err := sc.Exec(ctx, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"); err != nil {
+		return fail(err)
+	}
+	if _, err := sc.Exec(ctx, "SET TRANSACTION SNAPSHOT '"+id+"'"); err != nil {
+		return fail(err)
+	}
+	rows, err := sc.Query(ctx, "SELECT k, v FROM "+w.table+" ORDER BY k")
+	if err != nil {
+		return fail(err)
+	}
+	var out []PredRow
+	for rows.Next() {
+		var k int64
+		var v *int64
+		if err := rows.Scan(&k, &v); err != nil {
+			rows.Close()
+			return fail(err)
+		}
+		r := PredRow{Key: k}
+		if v != nil {
+			r.Value, r.HasValue = *v, true
+		}
+		out = append(out, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fail(err)
+	}
+	if _, err := sc.Exec(ctx, "COMMIT"); err != nil {
+		return fail(err)
+	}
+	p.Shadow, p.HasShadow = out, true
 	return nil
 }

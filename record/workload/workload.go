@@ -64,6 +64,12 @@ type Pred struct {
 	// the recorder derives the read's version set from it
 	// (record/certificate.go).
 	Snapshot string
+	// Shadow (HasShadow) is every row of the table as a shadow transaction
+	// that imported the statement's snapshot read it
+	// (Config.ShadowVersionSets); the reader's own uncommitted writes are
+	// not in it.
+	Shadow    []PredRow
+	HasShadow bool
 }
 
 // PredRow is one row a predicate read returned: its key (Key, or KeyS when
@@ -121,6 +127,15 @@ type Config struct {
 	// that have one (the replaced version of each write, the snapshot of
 	// each predicate read): the baseline for measuring its cost.
 	NoCertificate bool
+	// ShadowVersionSets (PostgreSQL, predicate workload; tests) also reads
+	// each range read's version set the seed paper's way: the read exports
+	// its statement's snapshot (pg_export_snapshot()), and a shadow
+	// transaction on a second connection imports it (SET TRANSACTION
+	// SNAPSHOT) and reads every row of the table, before the reading
+	// transaction goes on. The recorder compares these with the sets it
+	// derives from snapshots and uses them where it cannot derive one.
+	// It costs a second connection per client and four statements per read.
+	ShadowVersionSets bool
 }
 
 // Spec is a planned micro-op: kind and key; write values are drawn at
@@ -256,6 +271,9 @@ type Gen struct {
 	R    *rand.Rand
 	S    *Shared
 	zipf *rand.Zipf
+	// Shadow opens the client's second connection for shadow reads
+	// (Config.ShadowVersionSets); nil when there is none.
+	Shadow func(ctx context.Context) (db.Conn, error)
 }
 
 // NewGen returns a generator for client id under seed.
