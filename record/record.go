@@ -600,7 +600,7 @@ type recorder struct {
 	shadow  shadowStats
 	// certStats is what certify did (Result.Certificate).
 	certStats CertStats
-	evBuf   []byte
+	evBuf     []byte
 
 	// stop cancels the run (no new transactions) on a write failure.
 	stop func()
