@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/txray/txray/history"
 	"github.com/txray/txray/record/workload"
@@ -110,6 +111,7 @@ func (r *recorder) certify() error {
 	if h == nil || h.VersionOrder != nil {
 		return nil
 	}
+	start := time.Now()
 	switch {
 	case r.chains.n > 0:
 		// the replaced versions are exact even without a commit log
@@ -139,7 +141,7 @@ func (r *recorder) certify() error {
 			r.shadow.mismatched, r.shadow.compared, r.shadow.example))
 	}
 	r.certStats = CertStats{VersionSets: filled, Skipped: skipped, ShadowCompared: r.shadow.compared,
-		ShadowMismatched: r.shadow.mismatched, ShadowUsed: r.shadow.used, Example: r.shadow.example}
+		ShadowMismatched: r.shadow.mismatched, ShadowUsed: r.shadow.used, Example: r.shadow.example, Time: time.Since(start)}
 	if r.w == nil {
 		return nil
 	}

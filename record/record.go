@@ -123,6 +123,9 @@ type CertStats struct {
 	VersionSets, Skipped                         int
 	ShadowCompared, ShadowMismatched, ShadowUsed int
 	Example                                      string
+	// Time is how long deriving the certificate took at the end of the
+	// run (version order and version sets, not writing them).
+	Time time.Duration
 }
 
 type counters struct {

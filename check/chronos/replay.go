@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/txray/txray/check"
+	"github.com/txray/txray/check/internal/serial"
 	"github.com/txray/txray/history"
 	"github.com/txray/txray/model"
 )
@@ -18,13 +19,10 @@ type event struct {
 	kind uint8
 }
 
-// version is one committed version of a key: its writer, commit timestamp,
-// and (key-value) the value or (list) the list length after the commit.
-type version struct {
-	cts    history.Timestamp
-	writer int32
-	val    int32
-}
+// version is one committed version of a key: its writer, commit timestamp
+// (TS), and (key-value) the value or (list) the list length after the
+// commit. The replay state is shared with enne (check/internal/serial).
+type version = serial.Version
 
 // writerRef is one write of (key, value) for Ext classification.
 type writerRef struct {
@@ -44,7 +42,7 @@ type run struct {
 	incl []bool // transaction replayed (committed with both timestamps)
 
 	// replay state per key
-	vers  [][]version // committed versions (frontier = last)
+	st    *serial.State // committed versions per key (frontier = last)
 	lists [][]int32   // list model: full committed list, in commit order
 	// per-transaction scratch, valid when epoch[k] == cur
 	epoch    []int32
@@ -133,7 +131,7 @@ func (c *run) prepare() error {
 		c.warnings = append(c.warnings, fmt.Sprintf("%d predicate-read or increment ops are not checked by chronos", other))
 	}
 	n := c.nkeys
-	c.vers = make([][]version, n)
+	c.st = serial.NewState(n)
 	c.epoch = make([]int32, n)
 	for i := range c.epoch {
 		c.epoch[i] = -1
@@ -266,23 +264,20 @@ func (c *run) replaySI(ctx context.Context, session bool) error {
 // replaySER replays commit events in commit order: each transaction reads
 // the state committed before it.
 func (c *run) replaySER(ctx context.Context) error {
-	ev := c.events(true)
-	for i, e := range ev {
-		if i&0xffff == 0 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			if c.opts.Progress != nil {
-				c.opts.Progress("chronos replay", int64(i), int64(len(ev)))
-			}
-		}
-		c.startTxn(e.txn, c.h.Txns[e.txn].CommitTS, true)
-		c.commitTxn(e.txn, false)
-		if c.gc && (i+1)%c.gcEvery == 0 {
-			c.collect(c.h.Txns[e.txn].CommitTS)
-		}
+	h := c.h
+	order := serial.Order(h, func(i int32, _ *history.Txn) bool { return c.incl[i] },
+		func(t *history.Txn) history.Timestamp { return t.CommitTS })
+	var progress func(done, total int64)
+	if c.opts.Progress != nil {
+		progress = func(done, total int64) { c.opts.Progress("chronos replay", done, total) }
 	}
-	return nil
+	return serial.Replay(ctx, order, progress, func(x, t int32) {
+		c.startTxn(t, h.Txns[t].CommitTS, true)
+		c.commitTxn(t, false)
+		if c.gc && (x+1)%int32(c.gcEvery) == 0 {
+			c.collect(h.Txns[t].CommitTS)
+		}
+	})
 }
 
 // collect discards versions no longer needed: per key, every version older
@@ -291,33 +286,14 @@ func (c *run) replaySER(ctx context.Context) error {
 // transactions need only versions committed after their start (NoConflict).
 func (c *run) collect(oldest history.Timestamp) {
 	c.gcRounds++
-	for k, vs := range c.vers {
-		if len(vs) > c.maxVers {
-			c.maxVers = len(vs)
-		}
-		if len(vs) < 2 {
-			continue
-		}
-		keep := len(vs) - 1
-		for keep > 0 && !tsLE(vs[keep].cts, oldest) {
-			keep--
-		}
-		if keep > 0 {
-			n := copy(vs, vs[keep:])
-			c.vers[k] = vs[:n]
-		}
+	if m := c.st.Collect(oldest); m > c.maxVers {
+		c.maxVers = m
 	}
 }
 
 // frontier returns the latest committed version of k, ok false for the
 // initial state.
-func (c *run) frontier(k int32) (version, bool) {
-	vs := c.vers[k]
-	if len(vs) == 0 {
-		return version{writer: -1, val: history.NoValue}, false
-	}
-	return vs[len(vs)-1], true
-}
+func (c *run) frontier(k int32) (version, bool) { return c.st.Frontier(k) }
 
 func (c *run) isInitial(v int32) bool {
 	return v == history.NoValue || (c.initZero && v == c.zeroID)
@@ -382,7 +358,7 @@ func (c *run) startTxn(ti int32, snap history.Timestamp, ser bool) {
 				}
 			} else {
 				f, ok := c.frontier(k)
-				match := o.Value == f.val || (!ok && c.isInitial(o.Value))
+				match := o.Value == f.Val || (!ok && c.isInitial(o.Value))
 				if !match {
 					c.extKV(ti, int32(j), k, o.Value, f, ok, snap, ser)
 				}
@@ -410,12 +386,12 @@ func (c *run) commitTxn(ti int32, noconflict bool) {
 		}
 		c.wroteKey[k] = ti
 		if noconflict {
-			vs := c.vers[k]
-			for x := len(vs) - 1; x >= 0 && t.StartTS.Less(vs[x].cts); x-- {
-				c.noConflict(vs[x].writer, ti, k, vs[x].cts)
+			vs := c.st.Versions(k)
+			for x := len(vs) - 1; x >= 0 && t.StartTS.Less(vs[x].TS); x-- {
+				c.noConflict(vs[x].Writer, ti, k, vs[x].TS)
 			}
 		}
-		v := version{cts: t.CommitTS, writer: ti, val: o.Value}
+		v := version{TS: t.CommitTS, Writer: ti, Val: o.Value}
 		if o.Kind == history.Append && c.lists != nil {
 			// append all of t's appends to k, in program order
 			for jj := 0; jj <= j; jj++ {
@@ -423,9 +399,9 @@ func (c *run) commitTxn(ti int32, noconflict bool) {
 					c.lists[k] = append(c.lists[k], p.Value)
 				}
 			}
-			v.val = int32(len(c.lists[k]))
+			v.Val = int32(len(c.lists[k]))
 		}
-		c.vers[k] = append(c.vers[k], v)
+		c.st.Install(k, v)
 	}
 }
 
@@ -699,7 +675,7 @@ func (c *run) extKV(ti, op, k, v int32, f version, fok bool, snap history.Timest
 	o := &h.Txns[ti].Ops[op]
 	var state string
 	if fok {
-		state = fmt.Sprintf("%s, written by %s (cts %s)", h.ValueName(f.val), h.TxnName(f.writer), f.cts)
+		state = fmt.Sprintf("%s, written by %s (cts %s)", h.ValueName(f.Val), h.TxnName(f.Writer), f.TS)
 	} else {
 		state = "the initial value (" + c.initName() + "), no transaction having committed " + h.KeyName(k) + " yet"
 	}
@@ -711,10 +687,10 @@ func (c *run) extKV(ti, op, k, v int32, f version, fok bool, snap history.Timest
 		why = c.writerText(ref, k, v)
 	}
 	txns := []int32{ti}
-	if f.writer >= 0 {
-		txns = append(txns, f.writer)
+	if f.Writer >= 0 {
+		txns = append(txns, f.Writer)
 	}
-	if ref.txn >= 0 && ref.txn != ti && ref.txn != f.writer {
+	if ref.txn >= 0 && ref.txn != ti && ref.txn != f.Writer {
 		txns = append(txns, ref.txn)
 	}
 	expl := fmt.Sprintf("%s (%s): op %d (%s) is its first access to %s, an external read. At its %s %s the last committed value of %s was %s, but it read %s; %s [%s]. %s",
@@ -854,8 +830,8 @@ func (c *run) extList(ti, op, k int32, got []int32, snap history.Timestamp, ser 
 	state := "the empty list (no append committed yet)"
 	txns := []int32{ti}
 	if fok {
-		state = fmt.Sprintf("%s, last appended by %s (cts %s)", h.ListString(exp), h.TxnName(f.writer), f.cts)
-		txns = append(txns, f.writer)
+		state = fmt.Sprintf("%s, last appended by %s (cts %s)", h.ListString(exp), h.TxnName(f.Writer), f.TS)
+		txns = append(txns, f.Writer)
 	}
 	why := ""
 	switch kind {
@@ -874,7 +850,7 @@ func (c *run) extList(ti, op, k int32, got []int32, snap history.Timestamp, ser 
 			}
 		}
 		why = c.writerText(ref, k, v)
-		if ref.txn >= 0 && ref.txn != ti && ref.txn != f.writer {
+		if ref.txn >= 0 && ref.txn != ti && ref.txn != f.Writer {
 			txns = append(txns, ref.txn)
 		}
 	}

@@ -23,7 +23,9 @@
 // (own writes included) that satisfy its WHERE clause (package sqlpred,
 // columns history.PredColumns), evaluated only over the keys in the
 // predicate's region on k (sqlpred.Pred.IntRanges). Its final writes then
-// become the state.
+// become the state. The order, the loop over it and the per-key state are
+// those of chronos' commit-order replay (package check/internal/serial);
+// enne adds predicate reads, floating transactions and its explanations.
 //
 // Read-only transactions often leave no trace in a commit log (MariaDB
 // assigns GTIDs to writers only): a committed transaction without the

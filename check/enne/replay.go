@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/txray/txray/check"
+	"github.com/txray/txray/check/internal/serial"
 	"github.com/txray/txray/history"
 	"github.com/txray/txray/model"
 	"github.com/txray/txray/sqlpred"
@@ -28,9 +29,7 @@ type Replay struct {
 
 	order   []int32        // placed transactions in serial order
 	pos     []int32        // txn -> position in order, -1 if not placed
-	cur     []int32        // key -> current value (NoValue: unborn/initial)
-	curW    []int32        // key -> writer of the current value (-1: initial)
-	vers    [][]ver        // key -> installed versions, by position
+	st      *serial.State  // key -> installed versions, in replay order
 	writes  map[uint64]ref // (key, value) -> its write; dups counts the others
 	dups    map[uint64]int
 	cmpBuf  []history.Row
@@ -40,8 +39,6 @@ type Replay struct {
 	overlay []kv // the running transaction's own writes
 	rowsBuf []history.Row
 }
-
-type ver struct{ pos, val, txn int32 }
 
 type ref struct{ txn, op int32 }
 
@@ -64,12 +61,8 @@ func pack(k, v int32) uint64 { return uint64(uint32(k))<<32 | uint64(uint32(v)) 
 // by (history.SerialCommit or history.SerialStart).
 func NewReplay(h *history.History, by string) *Replay {
 	nk := h.Keys.Len()
-	s := &Replay{h: h, by: by, pos: make([]int32, len(h.Txns)), cur: make([]int32, nk), curW: make([]int32, nk),
-		vers: make([][]ver, nk), writes: map[uint64]ref{}, dups: map[uint64]int{}, preds: map[string]*pred{}}
-	for i := range s.cur {
-		s.cur[i], s.curW[i] = history.NoValue, -1
-	}
-	return s
+	return &Replay{h: h, by: by, pos: make([]int32, len(h.Txns)), st: serial.NewState(nk),
+		writes: map[uint64]ref{}, dups: map[uint64]int{}, preds: map[string]*pred{}}
 }
 
 func (s *Replay) ts(t *history.Txn) (history.Timestamp, bool) {
@@ -90,7 +83,7 @@ func (s *Replay) Run(ctx context.Context) error {
 	h := s.h
 	keySeen := make([]bool, h.Keys.Len())
 	var floating []int32
-	s.order = make([]int32, 0, len(h.Txns))
+	place := make([]bool, len(h.Txns))
 	for i := range h.Txns {
 		t := &h.Txns[i]
 		s.pos[i] = -1
@@ -119,7 +112,7 @@ func (s *Replay) Run(ctx context.Context) error {
 		switch {
 		case t.Status == history.Aborted:
 		case has:
-			s.order = append(s.order, int32(i))
+			place[i] = true
 		case t.Status == history.Committed && writes:
 			s.reason("committed %s writes but has no %s timestamp: it cannot be placed in the expected serialization order", h.TxnName(int32(i)), s.by)
 		case t.Status == history.Committed:
@@ -131,22 +124,14 @@ func (s *Replay) Run(ctx context.Context) error {
 	}
 	slices.SortFunc(s.intKeys, func(a, b intKey) int { return cmpI(a.k, b.k) })
 	slices.Sort(s.strKeys)
-	sort.SliceStable(s.order, func(a, b int) bool {
-		ta, _ := s.ts(&h.Txns[s.order[a]])
-		tb, _ := s.ts(&h.Txns[s.order[b]])
-		return ta.Less(tb)
-	})
+	s.order = serial.Order(h, func(i int32, _ *history.Txn) bool { return place[i] },
+		func(t *history.Txn) history.Timestamp { ts, _ := s.ts(t); return ts })
 	for x, t := range s.order {
 		s.pos[t] = int32(x)
 	}
 	s.Stats.Placed, s.Stats.Floating = len(s.order), len(floating)
-	for x, t := range s.order {
-		if x&0xffff == 0 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-		}
-		s.placed(t, int32(x))
+	if err := serial.Replay(ctx, s.order, nil, func(x, t int32) { s.placed(t, x) }); err != nil {
+		return err
 	}
 	for _, t := range floating {
 		s.floating(t)
@@ -177,7 +162,7 @@ func (s *Replay) value(k int32) int32 {
 	if v, ok := s.own(k); ok {
 		return v
 	}
-	return s.cur[k]
+	return s.st.Value(k)
 }
 
 // placed checks transaction t at position x against the current state and
@@ -211,13 +196,13 @@ func (s *Replay) placed(t, x int32) {
 			}
 		}
 	}
+	ts, _ := s.ts(tx)
 	for i := len(s.overlay) - 1; i >= 0; i-- {
 		w := s.overlay[i]
-		if s.curW[w.k] == t && len(s.vers[w.k]) > 0 && s.vers[w.k][len(s.vers[w.k])-1].pos == x {
+		if f, ok := s.st.Frontier(w.k); ok && f.Writer == t {
 			continue // a later write of the same key is already installed
 		}
-		s.cur[w.k], s.curW[w.k] = w.v, t
-		s.vers[w.k] = append(s.vers[w.k], ver{x, w.v, t})
+		s.st.Install(w.k, serial.Version{TS: ts, Writer: t, Val: w.v})
 	}
 }
 
@@ -462,32 +447,32 @@ func (s *Replay) comparePred(t, x int32, j int, pr *history.Predicate, exp []his
 
 // at returns key k's value after the first x placed transactions.
 func (s *Replay) at(k, x int32) int32 {
-	vs := s.vers[k]
-	i := sort.Search(len(vs), func(i int) bool { return vs[i].pos >= x })
+	vs := s.st.Versions(k)
+	i := sort.Search(len(vs), func(i int) bool { return s.pos[vs[i].Writer] >= x })
 	if i == 0 {
 		return history.NoValue
 	}
-	return vs[i-1].val
+	return vs[i-1].Val
 }
 
 // bounds returns the interval of points x (state after x placed
 // transactions) at which k = v.
 func (s *Replay) bounds(k, v int32) (lo, hi int32, ok bool) {
 	n := int32(len(s.order))
-	vs := s.vers[k]
+	vs := s.st.Versions(k)
 	if v == history.NoValue {
 		if len(vs) == 0 {
 			return 0, n, true
 		}
-		return 0, vs[0].pos, true
+		return 0, s.pos[vs[0].Writer], true
 	}
 	for i, x := range vs {
-		if x.val == v {
+		if x.Val == v {
 			hi := n
 			if i+1 < len(vs) {
-				hi = vs[i+1].pos
+				hi = s.pos[vs[i+1].Writer]
 			}
-			return x.pos + 1, hi, true
+			return s.pos[x.Writer] + 1, hi, true
 		}
 	}
 	return 0, 0, false
@@ -570,9 +555,9 @@ func (s *Replay) floating(t int32) {
 			return
 		}
 		s.regionKeys(p, func(k int32) bool {
-			for _, v := range s.vers[k] {
-				if v.pos >= lo && v.pos < hi {
-					cands = append(cands, v.pos+1)
+			for _, v := range s.st.Versions(k) {
+				if p := s.pos[v.Writer]; p >= lo && p < hi {
+					cands = append(cands, p+1)
 				}
 			}
 			return len(cands) <= maxCandidates
