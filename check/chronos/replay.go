@@ -43,7 +43,7 @@ type run struct {
 
 	// replay state per key
 	st    *serial.State // committed versions per key (frontier = last)
-	lists [][]int32   // list model: full committed list, in commit order
+	lists [][]int32     // list model: full committed list, in commit order
 	// per-transaction scratch, valid when epoch[k] == cur
 	epoch    []int32
 	cur      int32
