@@ -125,26 +125,23 @@ func (Checker) Applies(h *history.History, m string) (int, string) {
 	if _, ok := planFor(m); !ok {
 		return 0, "polygraph decides serializable, strict-serializable, strong-session-serializable, snapshot-isolation and strong-session-snapshot-isolation only"
 	}
-	regOps := false
+	list, reg, other := listShape(h)
+	switch {
+	case other:
+		return 0, "the history has operations other than register reads and writes or list appends and reads"
+	case list && reg:
+		return 0, "the history mixes register and list operations"
+	case list:
+		// A cross-check of the list-append inference checker (rank 60), which
+		// recovers the version order itself: never preferred over it.
+		return 40, ""
+	}
 	for i := range h.Txns {
-		for j := range h.Txns[i].Ops {
-			switch h.Txns[i].Ops[j].Kind {
-			case history.Write:
-				regOps = true
-			case history.Read:
-				if h.Txns[i].Ops[j].IsList {
-					return 0, "the history has list reads (use list-append)"
-				}
-				regOps = true
-			default:
-				return 0, "the history has operations other than register reads and writes"
-			}
+		if len(h.Txns[i].Ops) > 0 {
+			return 55, ""
 		}
 	}
-	if !regOps {
-		return 0, "the history has no register reads or writes"
-	}
-	return 55, ""
+	return 0, "the history has no register reads or writes"
 }
 
 // Check implements check.Checker. Params: "initial-value" ("0": a read of 0
@@ -182,8 +179,16 @@ func (Checker) Check(ctx context.Context, h *history.History, opts check.Options
 	}
 	max := opts.MaxPerType()
 	var found []check.Anomaly
+	disp := h
+	lists, _, _ := listShape(h)
+	var listAs []check.Anomaly
+	if lists {
+		// Decided on its register view (lists.go), independently of check/elle.
+		h, listAs = listView(h)
+		st["list_append"] = "register view of the list-append history (version order from the longest reads)"
+	}
 	// The cheap inference checker first: its definite anomalies stand.
-	if opts.Param("inference", "true") != "false" {
+	if opts.Param("inference", "true") != "false" && !lists {
 		if inf, ok := check.Lookup("rw-register"); ok {
 			ir, err := inf.Check(ctx, h, check.Options{Model: pl.model, MaxAnomalies: max, Budget: opts.Budget})
 			if err != nil {
@@ -200,15 +205,33 @@ func (Checker) Check(ctx context.Context, h *history.History, opts check.Options
 		}
 		lap("inference")
 	}
-	ra := regread.Analyze(h, regread.Options{InitialValue: initialValue(opts.Param("initial-value", ""))})
-	found = addNew(found, ra.Anomalies)
-	if h.VersionOrder != nil && opts.Param("use-version-order", "true") == "false" {
-		hv := *h
-		hv.VersionOrder = nil
-		h = &hv
-		st["version_order"] = "ignored (use-version-order=false)"
+	var ra *regread.Analysis
+	if lists {
+		ra = regread.Analyze(h, regread.Options{InitialValue: noInitialTxn})
+		found = addNew(found, listAs)
+		for _, a := range ra.Anomalies {
+			switch a.Type {
+			case model.ThinAirRead, model.AbortedRead, model.IntermediateRead, model.DuplicateWrite,
+				model.NotMyOwnWrite, model.NotMyLastWrite, model.Internal:
+				// the list checks judge every element, not only the last
+			default:
+				a.Ops = opsOf(disp, a.Txns)
+				found = addNew(found, []check.Anomaly{a})
+			}
+		}
+	} else {
+		ra = regread.Analyze(h, regread.Options{InitialValue: initialValue(opts.Param("initial-value", ""))})
+		found = addNew(found, ra.Anomalies)
+		if h.VersionOrder != nil && opts.Param("use-version-order", "true") == "false" {
+			hv := *h
+			hv.VersionOrder = nil
+			h = &hv
+			st["version_order"] = "ignored (use-version-order=false)"
+		}
 	}
-	p := build(h, ra, pl.si, pl.session, pl.realtime && hasTimes(h))
+	ev := evidenceFor(h, pl, opts)
+	p := build(h, ra, pl.si, pl.session, pl.realtime && hasTimes(h), ev, lists)
+	p.disp = disp
 	found = addNew(found, p.anomalies)
 	lap("build")
 	for k, v := range p.stats {
