@@ -64,7 +64,9 @@ func init() {
 	check.RegisterParams("polygraph",
 		check.Param{Key: "initial-value", Values: "null|0", Doc: "0: a read of 0 is a read of the initial state when nobody writes 0 to the key (dbcop, PolySI, Cobra)"},
 		check.Param{Key: "inference", Values: "true|false", Doc: "false: skip running the rw-register inference checker first"},
-		check.Param{Key: "use-version-order", Values: "true|false", Doc: "false: ignore the history's version order (to measure the search without it)"})
+		check.Param{Key: "use-version-order", Values: "true|false", Doc: "false: ignore the history's version order (to measure the search without it)"},
+		check.Param{Key: "evidence", Values: "true|false", Doc: "false: ignore commit order and database timestamps (see docs/polygraph.md for what each model uses)"},
+		check.Param{Key: "commit-version-order", Values: "true|false", Doc: "true: the database installs each key's versions in commit order (used for serializable; default: as the history declares)"})
 }
 
 // DefaultBudget bounds the cycle clauses the solver may learn when
@@ -190,7 +192,14 @@ func (Checker) Check(ctx context.Context, h *history.History, opts check.Options
 	// The cheap inference checker first: its definite anomalies stand.
 	if opts.Param("inference", "true") != "false" && !lists {
 		if inf, ok := check.Lookup("rw-register"); ok {
-			ir, err := inf.Check(ctx, h, check.Options{Model: pl.model, MaxAnomalies: max, Budget: opts.Budget})
+			// The source's initial-value convention applies to the inference step too:
+			// without it, reads of the initial 0 were thin-air reads there (a false
+			// reject of TimeKiller's format-kv.json under -p initial-value=0).
+			var ip map[string]string
+			if iv := opts.Param("initial-value", ""); iv != "" {
+				ip = map[string]string{"initial-value": iv}
+			}
+			ir, err := inf.Check(ctx, h, check.Options{Model: pl.model, MaxAnomalies: max, Budget: opts.Budget, Params: ip})
 			if err != nil {
 				return nil, err
 			}
