@@ -15,12 +15,15 @@ import (
 // Provenance notes (graph.Why.Note) of ww and rw edges: where the order of
 // two versions of a key comes from.
 const (
-	noteRead    uint8 = iota // wr: the reader read the writer's value
-	noteInitial              // rw: the reader read the initial state
-	noteRMW                  // ww/rw: write combining (the later writer read the earlier one's value and overwrote it)
-	noteVO                   // ww/rw: the version order given as evidence
-	noteChoice               // ww/rw: option A of a writer pair (a constraint); Why.Op2 = constraint id
-	noteChoiceB              // ww/rw: option B of that pair
+	noteRead     uint8 = iota // wr: the reader read the writer's value
+	noteInitial               // rw: the reader read the initial state
+	noteRMW                   // ww/rw: write combining (the later writer read the earlier one's value and overwrote it)
+	noteVO                    // ww/rw: the version order given as evidence
+	noteChoice                // ww/rw: option A of a writer pair (a constraint); Why.Op2 = constraint id
+	noteChoiceB               // ww/rw: option B of that pair
+	noteEvidence              // ww/rw: the version order from commit order / timestamps (evidence.go)
+	noteListTail              // ww/rw: an append no read shows follows the last version the longest read shows
+	noteTS                    // realtime: snapshot visibility from database timestamps (SI; evidence.go)
 )
 
 // ledge is a logical edge of the polygraph: between transaction nodes, or
@@ -67,6 +70,13 @@ type problem struct {
 	warnings  []string
 	deferCons []keyChains
 	pointTxn  []int32 // realtime point -> node of the completion it stands for
+	pointTS   []history.Timestamp
+	ev        evidence
+	lists     bool             // the history is the register view of a list-append history (lists.go)
+	disp      *history.History // the history as given, for rendering transactions (h, or the list history)
+	evWW      int              // ww edges from evidence
+	evRW      int              // rw edges from evidence
+	visSkip   int              // transactions left out of visibility (start_ts >= own commit_ts)
 }
 
 // nodeKey orders physical nodes for heuristics by the history's completion
@@ -75,8 +85,10 @@ func (p *problem) nodeKey(v int32) int64 {
 	switch {
 	case v < p.nTxn:
 		return int64(v) * 2
-	case p.si:
+	case p.si && v < 2*p.nTxn:
 		return int64(v-p.nTxn)*2 + 1
+	case p.si:
+		return int64(p.pointTxn[v-2*p.nTxn])*2 + 1
 	}
 	return int64(p.pointTxn[v-p.nTxn])*2 + 1
 }
@@ -99,8 +111,8 @@ func (p *problem) addEdge(from, to int32, lit int32, rel graph.Rel, why graph.Wh
 // build constructs the polygraph: nodes, known edges (wr, write-combined
 // ww chains, initial-state rw, version-order evidence, session order,
 // real-time order) and one constraint per pair of write chains of a key.
-func build(h *history.History, ra *regread.Analysis, si, session, rt bool) *problem {
-	p := &problem{h: h, si: si, session: session, rt: rt, stats: map[string]any{}}
+func build(h *history.History, ra *regread.Analysis, si, session, rt bool, ev evidence, lists bool) *problem {
+	p := &problem{h: h, disp: h, si: si, session: session, rt: rt, stats: map[string]any{}, ev: ev, lists: lists}
 	n := len(h.Txns)
 	p.nodeOf = make([]int32, n)
 	for i := range p.nodeOf {
@@ -157,13 +169,13 @@ func build(h *history.History, ra *regread.Analysis, si, session, rt bool) *prob
 					continue
 				}
 				if wroteBefore(t, j) {
-					if t.Status == history.Unknown && !ra.Judged(ti) {
+					if t.Status == history.Unknown && !ra.Judged(ti) && !lists {
 						p.ownWrite(ti, j)
 					}
 					continue
 				}
 				if f := firstReadOf(t, j); f != j {
-					if t.Ops[f].Value != o.Value {
+					if t.Ops[f].Value != o.Value && !lists {
 						p.internal(ti, f, j)
 					}
 					continue
@@ -173,7 +185,7 @@ func build(h *history.History, ra *regread.Analysis, si, session, rt bool) *prob
 					(w == regread.NoWriter || w >= 0 && w != ti && readsIntermediate(ra, h, w, o.Key, o.Value)) {
 					// The read checks judge committed transactions only; this one's write was
 					// observed, so it committed, and its read must have a writer too.
-					if !ra.Judged(ti) { // else regread reported it
+					if !ra.Judged(ti) && !lists { // else regread (or the list checks) reported it
 						p.unjustified(ra, ti, j)
 					}
 					continue
@@ -268,7 +280,7 @@ func build(h *history.History, ra *regread.Analysis, si, session, rt bool) *prob
 			}
 		}
 		// Version order evidence: consecutive listed versions.
-		if vo := h.VersionOrder[k]; len(vo) > 1 {
+		if vo := h.VersionOrder[k]; len(vo) > 1 || lists && len(vo) > 0 {
 			byVal := map[int32]int32{}
 			for _, w := range ws {
 				byVal[w.val] = w.node
@@ -287,6 +299,34 @@ func build(h *history.History, ra *regread.Analysis, si, session, rt bool) *prob
 				}
 				prev = b
 			}
+			if lists && prev >= 0 {
+				// An append no read shows comes after every version the longest read shows.
+				inVO := map[int32]bool{}
+				for _, v := range vo {
+					if b, ok := byVal[v]; ok {
+						inVO[b] = true
+					}
+				}
+			tail:
+				for _, c := range chains {
+					for _, x := range c {
+						if inVO[x] {
+							continue tail
+						}
+					}
+					p.addEdge(prev, c[0], 0, graph.WW, graph.Why{Key: k, V1: valOf[prev], V2: valOf[c[0]], Op1: opOf[prev], Op2: opOf[c[0]], Note: noteListTail})
+					for _, r := range readersOf[prev] {
+						p.addEdge(r.node, c[0], 0, graph.RW, graph.Why{Key: k, V1: r.val, V2: valOf[c[0]], Op1: p.txnOf[prev], Op2: -1, Note: noteListTail})
+					}
+				}
+			}
+		}
+		if ev.rank != nil && len(ws) > 1 {
+			nodes := make([]int32, len(ws))
+			for i, w := range ws {
+				nodes[i] = w.node
+			}
+			p.addEvidenceOrder(k, nodes, valOf, opOf, readersOf)
 		}
 		// Constraints: one per pair of chains.
 		p.deferCons = append(p.deferCons, keyChains{k, slices.Clone(chains), readersOf, valOf, opOf})
@@ -297,7 +337,19 @@ func build(h *history.History, ra *regread.Analysis, si, session, rt bool) *prob
 	if rt {
 		p.addRealtime()
 	}
+	if ev.vis {
+		p.addVisibility()
+	}
 	p.knownEnd = int32(len(p.edges))
+	if ev.used != nil {
+		p.stats["evidence"] = ev.used
+		p.stats["evidence_ww_edges"] = p.evWW
+		p.stats["evidence_rw_edges"] = p.evRW
+		if ev.vis {
+			p.stats["evidence_vis_points"] = p.nPoints
+			p.stats["evidence_vis_skipped"] = p.visSkip
+		}
+	}
 	p.stats["nodes"] = p.nTxn
 	p.stats["known_edges"] = p.knownEnd
 	p.stats["lost_updates"] = lostUpdates
@@ -495,7 +547,7 @@ func (p *problem) unjustified(ra *regread.Analysis, t int32, j int) {
 		}
 	}
 	p.anomalies = append(p.anomalies, check.Anomaly{Type: typ, Txns: []int32{t}, Key: h.KeyName(o.Key),
-		Ops: map[int32]string{t: h.TxnString(t)},
+		Ops: map[int32]string{t: p.disp.TxnString(t)},
 		Explanation: h.TxnName(t) + " (outcome unknown, but another transaction read its write, so it committed) read key " +
 			h.KeyName(o.Key) + " = " + h.ValueName(o.Value) + ", " + what + "."})
 }
@@ -524,7 +576,7 @@ func (p *problem) ownWrite(t int32, j int) {
 		typ = model.NotMyLastWrite
 	}
 	p.anomalies = append(p.anomalies, check.Anomaly{Type: typ, Txns: []int32{t}, Key: h.KeyName(o.Key),
-		Ops: map[int32]string{t: h.TxnString(t)},
+		Ops: map[int32]string{t: p.disp.TxnString(t)},
 		Explanation: h.TxnName(t) + " (outcome unknown, but another transaction read its write, so it committed) wrote key " +
 			h.KeyName(o.Key) + " = " + h.ValueName(last) + " and then read " + h.ValueName(o.Value) + " from it."})
 }
@@ -536,7 +588,7 @@ func (p *problem) internal(t int32, a, b int) {
 	h := p.h
 	o1, o2 := &h.Txns[t].Ops[a], &h.Txns[t].Ops[b]
 	p.anomalies = append(p.anomalies, check.Anomaly{Type: model.Internal, Txns: []int32{t}, Key: h.KeyName(o1.Key),
-		Ops: map[int32]string{t: h.TxnString(t)},
+		Ops: map[int32]string{t: p.disp.TxnString(t)},
 		Explanation: h.TxnName(t) + " read key " + h.KeyName(o1.Key) + " twice without writing it in between and got " +
 			h.ValueName(o1.Value) + " (op " + strconv.Itoa(a+1) + "), then " + h.ValueName(o2.Value) + " (op " + strconv.Itoa(b+1) +
 			"): a transaction reads one snapshot, so the second read contradicts the first."})
@@ -557,10 +609,10 @@ func (p *problem) lostUpdate(k, w, a, b int32, valOf map[int32]int32) {
 	}
 	ops := map[int32]string{}
 	for _, t := range txns {
-		ops[t] = h.TxnString(t)
+		ops[t] = p.disp.TxnString(t)
 	}
 	p.anomalies = append(p.anomalies, check.Anomaly{Type: model.LostUpdate, Txns: txns, Key: h.KeyName(k), Ops: ops,
-		Explanation: "Let:\n  " + h.TxnString(ta) + "\n  " + h.TxnString(tb) + "\nThen:\n  - " + h.TxnName(ta) + " and " + h.TxnName(tb) +
+		Explanation: "Let:\n  " + p.disp.TxnString(ta) + "\n  " + p.disp.TxnString(tb) + "\nThen:\n  - " + h.TxnName(ta) + " and " + h.TxnName(tb) +
 			" both read " + read + " and both wrote key " + h.KeyName(k) + " (" + h.ValueName(valOf[a]) + " and " + h.ValueName(valOf[b]) + ").\n" +
 			"So whichever of the two writes comes second in the version order of key " + h.KeyName(k) +
 			" overwrote a version its writer never read: a lost update, which serializability and snapshot isolation forbid."})
@@ -604,42 +656,77 @@ func (p *problem) addSessionOrder() {
 // transactions are never real-time predecessors.
 func (p *problem) addRealtime() {
 	h := p.h
-	type tv struct {
-		t    int64
-		node int32
-	}
 	var preds, succs []tv
 	for node, ti := range p.txnOf {
 		t := &h.Txns[ti]
 		if !t.HasTime {
 			continue
 		}
-		succs = append(succs, tv{t.Invoke, int32(node)})
+		succs = append(succs, tv{history.Timestamp{P: t.Invoke, Set: true}, int32(node)})
 		if t.Status == history.Committed {
-			preds = append(preds, tv{max(t.Complete, t.Invoke), int32(node)})
+			preds = append(preds, tv{history.Timestamp{P: max(t.Complete, t.Invoke), Set: true}, int32(node)})
 		}
 	}
+	p.addPoints(preds, succs, true, 0)
+}
+
+// addVisibility adds snapshot visibility from database timestamps (SI, see
+// evidence.go): T1 -> point(T1) -> ... -> point(k) -> T2 where point(k) is
+// the last commit with commit_ts <= start_ts(T2) (a version committed at ts
+// is visible to a snapshot taken at ts, as in Chronos). A transaction whose
+// start_ts is not below its own commit_ts is left out as a successor (its
+// own commit would precede its snapshot; counted in evidence_vis_skipped).
+func (p *problem) addVisibility() {
+	h := p.h
+	var preds, succs []tv
+	for node, ti := range p.txnOf {
+		t := &h.Txns[ti]
+		if t.CommitTS.Set {
+			preds = append(preds, tv{t.CommitTS, int32(node)})
+		}
+		if t.StartTS.Set {
+			if t.CommitTS.Set && !t.StartTS.Less(t.CommitTS) {
+				p.visSkip++
+				continue
+			}
+			succs = append(succs, tv{t.StartTS, int32(node)})
+		}
+	}
+	p.addPoints(preds, succs, false, noteTS)
+}
+
+type tv struct {
+	t    history.Timestamp
+	node int32
+}
+
+// addPoints links every pred to every succ whose time is after it (strictly
+// if strict) through one chain of time points, one per pred, in O(n) edges
+// of relation realtime with the given note.
+func (p *problem) addPoints(preds, succs []tv, strict bool, note uint8) {
 	if len(preds) == 0 {
 		return
 	}
-	sort.SliceStable(preds, func(i, j int) bool { return preds[i].t < preds[j].t })
-	sort.SliceStable(succs, func(i, j int) bool { return succs[i].t < succs[j].t })
+	sort.SliceStable(preds, func(i, j int) bool { return preds[i].t.Less(preds[j].t) })
+	sort.SliceStable(succs, func(i, j int) bool { return succs[i].t.Less(succs[j].t) })
 	base := p.nTxn
 	p.nPoints = int32(len(preds))
+	why := graph.Why{Key: -1, Op1: -1, Op2: -1, Note: note}
 	for k, pr := range preds {
 		p.pointTxn = append(p.pointTxn, pr.node)
-		p.addEdge(pr.node, base+int32(k), 0, graph.Realtime, graph.Why{Key: -1, Op1: -1, Op2: -1})
+		p.pointTS = append(p.pointTS, pr.t)
+		p.addEdge(pr.node, base+int32(k), 0, graph.Realtime, why)
 		if k > 0 {
-			p.addEdge(base+int32(k-1), base+int32(k), 0, graph.Realtime, graph.Why{Key: -1, Op1: -1, Op2: -1})
+			p.addEdge(base+int32(k-1), base+int32(k), 0, graph.Realtime, why)
 		}
 	}
 	k := -1
 	for _, sc := range succs {
-		for k+1 < len(preds) && preds[k+1].t < sc.t {
+		for k+1 < len(preds) && (preds[k+1].t.Less(sc.t) || !strict && preds[k+1].t.Compare(sc.t) == 0) {
 			k++
 		}
 		if k >= 0 {
-			p.addEdge(base+int32(k), sc.node, 0, graph.Realtime, graph.Why{Key: -1, Op1: -1, Op2: -1})
+			p.addEdge(base+int32(k), sc.node, 0, graph.Realtime, why)
 		}
 	}
 }
@@ -648,7 +735,7 @@ func (p *problem) addRealtime() {
 // for SI a second copy of every transaction (see physEdges).
 func (p *problem) numPhys() int32 {
 	if p.si {
-		return 2 * p.nTxn
+		return 2*p.nTxn + p.nPoints
 	}
 	return p.nTxn + p.nPoints
 }
@@ -671,8 +758,17 @@ func (p *problem) physEdges(e *ledge, emit func(from, to int32)) {
 		emit(e.from+p.nTxn, e.to)
 		return
 	}
-	emit(e.from, e.to)
-	emit(e.from, e.to+p.nTxn)
+	// time points (visibility) follow the two copies; they take no RW edge
+	f, t := e.from, e.to
+	if f >= p.nTxn {
+		f += p.nTxn
+	}
+	if t >= p.nTxn {
+		emit(f, t+p.nTxn)
+		return
+	}
+	emit(f, t)
+	emit(f, t+p.nTxn)
 }
 
 func itoa(i int32) string { return strconv.Itoa(int(i)) }

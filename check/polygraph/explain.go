@@ -21,7 +21,16 @@ func (x *explainer) Explain(from, to int32, rel graph.Rel, why graph.Why) string
 	a, b := h.TxnName(from), h.TxnName(to)
 	k := "key " + h.KeyName(why.Key)
 	switch rel {
+	case graph.Realtime:
+		if why.Note == noteTS {
+			ta, tb := &h.Txns[from], &h.Txns[to]
+			return a + " committed (commit_ts " + ta.CommitTS.String() + ") no later than " + b + " took its snapshot (start_ts " + tb.StartTS.String() +
+				"), so " + a + " is in " + b + "'s snapshot: " + a + " < " + b + " (visibility, database timestamps)"
+		}
 	case graph.WR:
+		if x.p.lists {
+			return b + " read a list of " + k + " ending in " + h.ValueName(why.V1) + ", which " + a + " appended, so " + a + " < " + b + " (wr)"
+		}
 		return b + " read " + k + " = " + h.ValueName(why.V1) + ", which " + a + " wrote, so " + a + " < " + b + " (wr)"
 	case graph.WW:
 		switch why.Note {
@@ -29,7 +38,14 @@ func (x *explainer) Explain(from, to int32, rel graph.Rel, why graph.Why) string
 			return b + " read " + k + " = " + h.ValueName(why.V1) + " from " + a + " and overwrote it with " + h.ValueName(why.V2) +
 				", so " + a + "'s version directly precedes " + b + "'s (write combining), so " + a + " < " + b + " (ww)"
 		case noteVO:
+			if x.p.lists {
+				return "the longest read of " + k + " shows " + a + "'s appends (ending in " + h.ValueName(why.V1) + ") right before " + b + "'s (ending in " + h.ValueName(why.V2) + "), so " + a + " < " + b + " (ww)"
+			}
 			return "the given version order of " + k + " puts " + h.ValueName(why.V1) + " (" + a + ") before " + h.ValueName(why.V2) + " (" + b + "), so " + a + " < " + b + " (ww)"
+		case noteListTail:
+			return "no read of " + k + " shows " + b + "'s append " + h.ValueName(why.V2) + ", so it comes after " + a + "'s " + h.ValueName(why.V1) + ", the last version the longest read shows, so " + a + " < " + b + " (ww)"
+		case noteEvidence:
+			return a + " and " + b + " both wrote " + k + " and " + a + " comes first in " + x.p.ev.rankOf + " (" + x.p.rankString(from) + " < " + x.p.rankString(to) + "), which is the version order here, so " + a + " < " + b + " (ww)"
 		case noteChoice, noteChoiceB:
 			return x.cond(why.Op2, why.Note) + a + "'s version " + k + " = " + h.ValueName(why.V1) + " precedes " + b + "'s " + h.ValueName(why.V2) + ", so " + a + " < " + b + " (ww)"
 		}
@@ -45,7 +61,14 @@ func (x *explainer) Explain(from, to int32, rel graph.Rel, why graph.Why) string
 		case noteRMW:
 			return read + ", which " + b + " read and overwrote with " + h.ValueName(why.V2) + tail
 		case noteVO:
+			if x.p.lists {
+				return read + ", and the longest read of " + k + " shows " + b + "'s appends right after it" + tail
+			}
 			return read + ", and the given version order of " + k + " puts " + b + "'s " + h.ValueName(why.V2) + " right after it" + tail
+		case noteListTail:
+			return read + ", and " + b + "'s append " + h.ValueName(why.V2) + ", which no read shows, comes after it" + tail
+		case noteEvidence:
+			return read + ", and " + b + "'s write of " + h.ValueName(why.V2) + " comes after that version in " + x.p.ev.rankOf + tail
 		case noteChoice, noteChoiceB:
 			return read + ", and " + x.cond(why.Op2, why.Note) + b + "'s " + h.ValueName(why.V2) + " comes after that version" + tail
 		}
@@ -87,7 +110,7 @@ func (p *problem) toGraphEdges(cyc cycleRec) []graph.Edge {
 				j++
 				e = &p.edges[cyc[(start+j)%len(cyc)]]
 			}
-			out = append(out, graph.Edge{From: p.txnOf[from], To: p.txnOf[e.to], Rel: graph.Realtime, Why: graph.Why{Key: -1, Op1: -1, Op2: -1}})
+			out = append(out, graph.Edge{From: p.txnOf[from], To: p.txnOf[e.to], Rel: graph.Realtime, Why: graph.Why{Key: -1, Op1: -1, Op2: -1, Note: e.why.Note}})
 			continue
 		}
 		out = append(out, graph.Edge{From: p.txnOf[e.from], To: p.txnOf[e.to], Rel: e.rel, Why: e.why})
@@ -99,7 +122,7 @@ func (p *problem) explainCycle(cyc cycleRec, x *explainer) (graph.Cycle, []check
 	edges := p.toGraphEdges(cyc)
 	c := graph.Cycle{Edges: edges, Type: graph.Classify(edges)}
 	var g *graph.Graph
-	steps, text := g.Explain(c, p.h, x)
+	steps, text := g.Explain(c, p.disp, x)
 	return c, steps, text
 }
 
@@ -111,7 +134,7 @@ func (p *problem) knownCycleAnomalies(core []cycleRec) []check.Anomaly {
 	for _, cyc := range core {
 		c, steps, text := p.explainCycle(cyc, x)
 		txns := c.Txns()
-		out = append(out, check.Anomaly{Type: c.Type, Txns: txns, Cycle: steps, Explanation: text, Ops: opsOf(p.h, txns)})
+		out = append(out, check.Anomaly{Type: c.Type, Txns: txns, Cycle: steps, Explanation: text, Ops: opsOf(p.disp, txns)})
 	}
 	return out
 }
@@ -212,7 +235,7 @@ func (p *problem) coreAnomaly(typ string, core []cycleRec) check.Anomaly {
 		b.WriteString("(" + strconv.Itoa(len(forcedQ)-maxForced) + " more forced orders not shown.)\n")
 	}
 	b.WriteString("So no version order of " + strings.Join(keyList, ", ") + " gives an acyclic dependency graph: the history violates the model.")
-	return check.Anomaly{Type: typ, Txns: txns, Cycle: steps, Explanation: b.String(), Ops: opsOf(h, txns)}
+	return check.Anomaly{Type: typ, Txns: txns, Cycle: steps, Explanation: b.String(), Ops: opsOf(p.disp, txns)}
 }
 
 func plural(s string, n int) string {
@@ -224,4 +247,13 @@ func plural(s string, n int) string {
 
 func indent(s string) string {
 	return "    " + strings.ReplaceAll(s, "\n", "\n    ")
+}
+
+// rankString renders the evidence timestamp that orders history txn t.
+func (p *problem) rankString(t int32) string {
+	if p.ev.rank == nil {
+		return "-"
+	}
+	ts, _ := p.ev.rank(&p.h.Txns[t])
+	return ts.String()
 }

@@ -10,7 +10,10 @@ import (
 	"github.com/txray/txray/history"
 	_ "github.com/txray/txray/history/cobra"
 	_ "github.com/txray/txray/history/dbcop"
+	_ "github.com/txray/txray/history/edn"
+	_ "github.com/txray/txray/history/jsonl"
 	_ "github.com/txray/txray/history/polysi"
+	_ "github.com/txray/txray/history/timekiller"
 	"github.com/txray/txray/model"
 )
 
@@ -20,20 +23,31 @@ const external, shared = "../../testdata/external", "../../../shared/testdata"
 
 // TestPublicHistories: histories recorded by other projects, with the
 // verdicts their README states (Cobra, PolySI, VeriStrong): decided by the
-// search alone (inference off) and with the default pipeline.
+// search alone (inference off) and with the default pipeline, with and
+// without the ordering evidence (timestamps, commit order) they carry.
 func TestPublicHistories(t *testing.T) {
 	cases := []struct {
 		path  string
 		model string
 		want  check.Verdict
+		iv    string // initial-value parameter
 	}{
-		{"cobra/cock-G2", model.Serializable, check.Invalid},
-		{"cobra/cock-G2", model.SnapshotIsolation, check.Valid},
-		{"cobra/chengRW-100", model.Serializable, check.Valid},
-		{"cobra/chengRW-100", model.SnapshotIsolation, check.Valid},
-		{"dbcop/dgraph/history.bincode", model.Serializable, check.Invalid},
-		{"dbcop/dgraph/history.bincode", model.SnapshotIsolation, check.Invalid},
-		{"polysi/galera.txt", model.SnapshotIsolation, check.Invalid},
+		// TimeKiller: SI holds with initial value 0. Regression: the inference step did
+		// not get -p initial-value=0 and reported thin-air reads of the initial 0.
+		{"chronos/format-kv.json", model.SnapshotIsolation, check.Valid, "0"},
+		{"chronos/format-list.json", model.SnapshotIsolation, check.Valid, ""},
+		{"elle/si-without-g-single.edn", model.Serializable, check.Invalid, ""},
+		{"elle/si-without-g-single.edn", model.SnapshotIsolation, check.Valid, ""},
+		// PostgreSQL 15 SSI's G2-item (list-append, commit LSNs as evidence).
+		{"postgres-ssi-g2/history.jsonl", model.Serializable, check.Invalid, ""},
+		{"postgres-ssi-g2/history.jsonl", model.SnapshotIsolation, check.Valid, ""},
+		{"cobra/cock-G2", model.Serializable, check.Invalid, ""},
+		{"cobra/cock-G2", model.SnapshotIsolation, check.Valid, ""},
+		{"cobra/chengRW-100", model.Serializable, check.Valid, ""},
+		{"cobra/chengRW-100", model.SnapshotIsolation, check.Valid, ""},
+		{"dbcop/dgraph/history.bincode", model.Serializable, check.Invalid, "0"},
+		{"dbcop/dgraph/history.bincode", model.SnapshotIsolation, check.Invalid, "0"},
+		{"polysi/galera.txt", model.SnapshotIsolation, check.Invalid, "0"},
 	}
 	for _, c := range cases {
 		path := filepath.Join(external, c.path)
@@ -49,12 +63,18 @@ func TestPublicHistories(t *testing.T) {
 			t.Fatalf("%s: %v", c.path, err)
 		}
 		for _, inf := range []string{"false", "true"} {
-			r, err := Checker{}.Check(context.Background(), h, check.Options{Model: c.model, Params: map[string]string{"inference": inf}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if r.Verdict != c.want {
-				t.Errorf("%s under %s (inference=%s): got %s %v, want %s\n%s", c.path, c.model, inf, r.Verdict, r.AnomalyTypes, c.want, dump(r))
+			for _, ev := range []string{"true", "false"} {
+				ps := map[string]string{"inference": inf, "evidence": ev}
+				if c.iv != "" {
+					ps["initial-value"] = c.iv
+				}
+				r, err := Checker{}.Check(context.Background(), h, check.Options{Model: c.model, Params: ps})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if r.Verdict != c.want {
+					t.Errorf("%s under %s (%v): got %s %v, want %s\n%s", c.path, c.model, ps, r.Verdict, r.AnomalyTypes, c.want, dump(r))
+				}
 			}
 		}
 	}

@@ -64,7 +64,9 @@ func init() {
 	check.RegisterParams("polygraph",
 		check.Param{Key: "initial-value", Values: "null|0", Doc: "0: a read of 0 is a read of the initial state when nobody writes 0 to the key (dbcop, PolySI, Cobra)"},
 		check.Param{Key: "inference", Values: "true|false", Doc: "false: skip running the rw-register inference checker first"},
-		check.Param{Key: "use-version-order", Values: "true|false", Doc: "false: ignore the history's version order (to measure the search without it)"})
+		check.Param{Key: "use-version-order", Values: "true|false", Doc: "false: ignore the history's version order (to measure the search without it)"},
+		check.Param{Key: "evidence", Values: "true|false", Doc: "false: ignore commit order and database timestamps (see docs/polygraph.md for what each model uses)"},
+		check.Param{Key: "commit-version-order", Values: "true|false", Doc: "true: the database installs each key's versions in commit order (used for serializable; default: as the history declares)"})
 }
 
 // DefaultBudget bounds the cycle clauses the solver may learn when
@@ -125,26 +127,23 @@ func (Checker) Applies(h *history.History, m string) (int, string) {
 	if _, ok := planFor(m); !ok {
 		return 0, "polygraph decides serializable, strict-serializable, strong-session-serializable, snapshot-isolation and strong-session-snapshot-isolation only"
 	}
-	regOps := false
+	list, reg, other := listShape(h)
+	switch {
+	case other:
+		return 0, "the history has operations other than register reads and writes or list appends and reads"
+	case list && reg:
+		return 0, "the history mixes register and list operations"
+	case list:
+		// A cross-check of the list-append inference checker (rank 60), which
+		// recovers the version order itself: never preferred over it.
+		return 40, ""
+	}
 	for i := range h.Txns {
-		for j := range h.Txns[i].Ops {
-			switch h.Txns[i].Ops[j].Kind {
-			case history.Write:
-				regOps = true
-			case history.Read:
-				if h.Txns[i].Ops[j].IsList {
-					return 0, "the history has list reads (use list-append)"
-				}
-				regOps = true
-			default:
-				return 0, "the history has operations other than register reads and writes"
-			}
+		if len(h.Txns[i].Ops) > 0 {
+			return 55, ""
 		}
 	}
-	if !regOps {
-		return 0, "the history has no register reads or writes"
-	}
-	return 55, ""
+	return 0, "the history has no register reads or writes"
 }
 
 // Check implements check.Checker. Params: "initial-value" ("0": a read of 0
@@ -182,10 +181,25 @@ func (Checker) Check(ctx context.Context, h *history.History, opts check.Options
 	}
 	max := opts.MaxPerType()
 	var found []check.Anomaly
+	disp := h
+	lists, _, _ := listShape(h)
+	var listAs []check.Anomaly
+	if lists {
+		// Decided on its register view (lists.go), independently of check/elle.
+		h, listAs = listView(h)
+		st["list_append"] = "register view of the list-append history (version order from the longest reads)"
+	}
 	// The cheap inference checker first: its definite anomalies stand.
-	if opts.Param("inference", "true") != "false" {
+	if opts.Param("inference", "true") != "false" && !lists {
 		if inf, ok := check.Lookup("rw-register"); ok {
-			ir, err := inf.Check(ctx, h, check.Options{Model: pl.model, MaxAnomalies: max, Budget: opts.Budget})
+			// The source's initial-value convention applies to the inference step too:
+			// without it, reads of the initial 0 were thin-air reads there (a false
+			// reject of TimeKiller's format-kv.json under -p initial-value=0).
+			var ip map[string]string
+			if iv := opts.Param("initial-value", ""); iv != "" {
+				ip = map[string]string{"initial-value": iv}
+			}
+			ir, err := inf.Check(ctx, h, check.Options{Model: pl.model, MaxAnomalies: max, Budget: opts.Budget, Params: ip})
 			if err != nil {
 				return nil, err
 			}
@@ -200,15 +214,33 @@ func (Checker) Check(ctx context.Context, h *history.History, opts check.Options
 		}
 		lap("inference")
 	}
-	ra := regread.Analyze(h, regread.Options{InitialValue: initialValue(opts.Param("initial-value", ""))})
-	found = addNew(found, ra.Anomalies)
-	if h.VersionOrder != nil && opts.Param("use-version-order", "true") == "false" {
-		hv := *h
-		hv.VersionOrder = nil
-		h = &hv
-		st["version_order"] = "ignored (use-version-order=false)"
+	var ra *regread.Analysis
+	if lists {
+		ra = regread.Analyze(h, regread.Options{InitialValue: noInitialTxn})
+		found = addNew(found, listAs)
+		for _, a := range ra.Anomalies {
+			switch a.Type {
+			case model.ThinAirRead, model.AbortedRead, model.IntermediateRead, model.DuplicateWrite,
+				model.NotMyOwnWrite, model.NotMyLastWrite, model.Internal:
+				// the list checks judge every element, not only the last
+			default:
+				a.Ops = opsOf(disp, a.Txns)
+				found = addNew(found, []check.Anomaly{a})
+			}
+		}
+	} else {
+		ra = regread.Analyze(h, regread.Options{InitialValue: initialValue(opts.Param("initial-value", ""))})
+		found = addNew(found, ra.Anomalies)
+		if h.VersionOrder != nil && opts.Param("use-version-order", "true") == "false" {
+			hv := *h
+			hv.VersionOrder = nil
+			h = &hv
+			st["version_order"] = "ignored (use-version-order=false)"
+		}
 	}
-	p := build(h, ra, pl.si, pl.session, pl.realtime && hasTimes(h))
+	ev := evidenceFor(h, pl, opts)
+	p := build(h, ra, pl.si, pl.session, pl.realtime && hasTimes(h), ev, lists)
+	p.disp = disp
 	found = addNew(found, p.anomalies)
 	lap("build")
 	for k, v := range p.stats {
