@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -138,9 +139,19 @@ func prepare(app *App, opts Options, protected map[string]bool) *model {
 		}
 		if h != nil && len(h.Unique) > 0 {
 			cc.Rows = append([]RowVar(nil), c.Rows...)
+			declared := map[int]bool{}
 			for _, o := range cc.Ops {
 				if o.Write && anyColMatch(h.Unique, o.Table, o.Column) && cc.Rows[o.Row].Pinned {
-					cc.Rows[o.Row].Unique = true
+					// A declared unique ID: its own columns identify it
+					// (an inferred one keeps its inferred IDCols).
+					rv := &cc.Rows[o.Row]
+					if !rv.Unique {
+						rv.Unique, rv.IDCols = true, nil
+						declared[o.Row] = true
+					}
+					if declared[o.Row] && slices.Contains(rv.Cols, o.Column) && !slices.Contains(rv.IDCols, o.Column) {
+						rv.IDCols = append(slices.Clone(rv.IDCols), o.Column)
+					}
 				}
 			}
 		}

@@ -3,6 +3,7 @@ package isodiff
 import (
 	"fmt"
 	"hash/fnv"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -52,6 +53,14 @@ type RowVar struct {
 	// (a unique ID, inferred when the trace shows instances never sharing
 	// the row's key values, or declared with the "unique" hint).
 	Unique bool
+	// Cols are the columns of the equality conditions (INSERT values) that
+	// pin the row, in every statement that touches it.
+	Cols []string
+	// IDCols, for a unique-ID row, are the key columns whose values make
+	// it unique (a minimal set: without any of them two instances would
+	// share the row). Another transaction that names the row by all of
+	// them must have learned its ID (see feasChecker.check).
+	IDCols []string
 }
 
 // Class is a transaction class: the distinct operation sequence shared
@@ -65,6 +74,19 @@ type Class struct {
 	Rows      []RowVar
 	Instances int
 	Replicas  int // set by the analysis (2 for RC, 3 for SI; hints may lower it)
+}
+
+// returning: statement st returns rows to the application (it reads and
+// writes nothing, or it has a RETURNING clause).
+func (c *Class) returning(st int) bool {
+	reads, writes := false, false
+	for _, o := range c.Ops {
+		if o.Stmt == st {
+			reads = reads || !o.Write
+			writes = writes || o.Write
+		}
+	}
+	return reads && (!writes || strings.Contains(strings.ToUpper(c.Stmts[st].SQL), "RETURNING"))
 }
 
 // Name is the label if any, else the ID.
@@ -298,30 +320,105 @@ func sig(st Stmt) string {
 	return s.String()
 }
 
-// collapse removes consecutive repetitions of a block of statements
-// (loops; Thm 3.3: a loop body repeated any number of times adds no Δ
-// cycle that one iteration lacks) and returns the indices kept.
+// collapse removes loop iterations and returns the indices kept (Thm 3.3:
+// a loop body repeated any number of times adds no Δ cycle that one
+// iteration lacks). Two rules, applied until neither changes anything:
+//
+//   - a block of statements repeated back to back is one iteration: the
+//     last copy is kept (its row keys are then those of the iteration
+//     adjacent to the statements that follow, so same-row correlation
+//     between a loop's statements and what follows is kept);
+//   - an early-exit iteration (a loop body cut short by continue/break:
+//     a proper prefix P of a block B that is adjacent to B, as in "P B" or
+//     "B P") is dropped next to the full iteration B, provided P itself
+//     shows it is a loop iteration: it was repeated (collapsed by the first
+//     rule) or B was. Its operations are the first operations of B, so the
+//     full iteration represents it, and the class is the same whether or
+//     not some iterations exit early (TPC-C Delivery: districts without a
+//     new order run only the first SELECT of the body).
 func collapse(sigs []string) ([]int, int) {
 	idx := make([]int, len(sigs))
 	for i := range idx {
 		idx[i] = i
 	}
+	// rep[i]: the statement at idx position i stands for a collapsed run
+	// (loop evidence).
+	rep := make([]bool, len(sigs))
 	removed := 0
+	eq := func(a, b int) bool { return sigs[idx[a]] == sigs[idx[b]] }
 	for changed := true; changed; {
 		changed = false
 		for L := 1; L <= len(idx)/2 && !changed; L++ {
 			for i := 0; i+2*L <= len(idx); i++ {
 				same := true
 				for j := 0; j < L; j++ {
-					if sigs[idx[i+j]] != sigs[idx[i+L+j]] {
+					if !eq(i+j, i+L+j) {
 						same = false
 						break
 					}
 				}
 				if same {
-					idx = append(idx[:i+L], idx[i+2*L:]...)
+					for j := 0; j < L; j++ {
+						rep[i+L+j] = true
+					}
+					idx = append(idx[:i], idx[i+L:]...)
+					rep = append(rep[:i], rep[i+L:]...)
 					removed++
 					changed = true
+					break
+				}
+			}
+		}
+		if changed {
+			continue
+		}
+		// Early-exit iterations.
+		for L := 2; L <= len(idx) && !changed; L++ {
+			for i := 0; i+L <= len(idx) && !changed; i++ {
+				evidB := false
+				for j := i; j < i+L; j++ {
+					evidB = evidB || rep[j]
+				}
+				// B P: the longest proper prefix of B following it.
+				p := 0
+				for p < L-1 && i+L+p < len(idx) && eq(i+p, i+L+p) {
+					p++
+				}
+				if p > 0 && (i+L+p == len(idx) || !eq(i+p, i+L+p)) {
+					evid := evidB
+					for j := i + L; j < i+L+p; j++ {
+						evid = evid || rep[j]
+					}
+					if evid {
+						idx = append(idx[:i+L], idx[i+L+p:]...)
+						rep = append(rep[:i+L], rep[i+L+p:]...)
+						removed++
+						changed = true
+						break
+					}
+				}
+				// P B: a proper prefix of B right before it.
+				for p := min(L-1, i); p >= 1; p-- {
+					ok := true
+					for j := 0; j < p; j++ {
+						if !eq(i-p+j, i+j) {
+							ok = false
+							break
+						}
+					}
+					if !ok {
+						continue
+					}
+					evid := evidB
+					for j := i - p; j < i; j++ {
+						evid = evid || rep[j]
+					}
+					if evid {
+						idx = append(idx[:i-p], idx[i:]...)
+						rep = append(rep[:i-p], rep[i:]...)
+						removed++
+						changed = true
+					}
 					break
 				}
 			}
@@ -531,21 +628,99 @@ func correlate(c *Class, keys [][]string, rowKeys map[string]map[string]bool) {
 		if !ok {
 			id = len(c.Rows)
 			ids[r] = id
-			u := pinned(r) && len(keys) > 1
-			if u {
-				distinct := map[string]bool{}
-				for _, k := range keys {
-					distinct[k[r]] = true
-				}
-				u = len(distinct) == len(keys)
+			rv := RowVar{Table: table[r], Pinned: pinned(r), Predicate: predicate(r)}
+			if rv.Pinned && len(keys) > 1 && insertsRow(c, r, find) {
+				rv.IDCols = uniqueCols(keys, r, rowKeys[table[r]])
+				rv.Unique = rv.IDCols != nil
 			}
-			c.Rows = append(c.Rows, RowVar{Table: table[r], Pinned: pinned(r), Predicate: predicate(r), Unique: u && insertsRow(c, r, find)})
+			c.Rows = append(c.Rows, rv)
 		}
 		rowOf[g] = id
+		if pinned(g) {
+			rv := &c.Rows[id]
+			for _, kv := range strings.Split(keys[0][g], ",") {
+				col, _, _ := strings.Cut(kv, "=")
+				if !slices.Contains(rv.Cols, col) {
+					rv.Cols = append(rv.Cols, col)
+				}
+			}
+			sort.Strings(rv.Cols)
+		}
 	}
 	for i := range c.Ops {
 		c.Ops[i].Row = rowOf[c.Ops[i].Row]
 	}
+}
+
+// uniqueCols decides whether the row group g, which the class inserts, is
+// a unique-ID row: the instances never share its identity (the key columns
+// an UPDATE or DELETE of the table names its rows by, or all the inserted
+// columns when no such statement is in the trace). It returns a minimal
+// set of those columns that is still distinct across the instances
+// (columns are dropped in name order while distinctness holds), or nil
+// when the row is not unique.
+func uniqueCols(keys [][]string, g int, sets map[string]bool) []string {
+	vals := make([]map[string]string, len(keys))
+	for i, k := range keys {
+		vals[i] = map[string]string{}
+		for _, kv := range strings.Split(k[g], ",") {
+			col, v, _ := strings.Cut(kv, "=")
+			vals[i][col] = v
+		}
+	}
+	var id []string
+	var setNames []string
+	for set := range sets {
+		setNames = append(setNames, set)
+	}
+	sort.Strings(setNames)
+	for _, set := range setNames {
+		cs := strings.Split(set, ",")
+		ok := true
+		for _, col := range cs {
+			if _, has := vals[0][col]; !has {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			id = cs
+			break
+		}
+	}
+	if id == nil {
+		for col := range vals[0] {
+			id = append(id, col)
+		}
+	}
+	sort.Strings(id)
+	distinct := func(cols []string) bool {
+		seen := map[string]bool{}
+		for _, v := range vals {
+			var b strings.Builder
+			for _, col := range cols {
+				b.WriteString(v[col])
+				b.WriteByte(0)
+			}
+			if seen[b.String()] {
+				return false
+			}
+			seen[b.String()] = true
+		}
+		return true
+	}
+	if !distinct(id) {
+		return nil
+	}
+	for i := 0; i < len(id); {
+		rest := append(append([]string(nil), id[:i]...), id[i+1:]...)
+		if len(rest) > 0 && distinct(rest) {
+			id = rest
+			continue
+		}
+		i++
+	}
+	return id
 }
 
 // identifies: the equality conditions key name one row, judged by the

@@ -1,6 +1,9 @@
 package isodiff
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 type feasResult uint8
 
@@ -193,6 +196,52 @@ func (f *feasChecker) check(path []inst, pick []opPair, budget time.Duration) (f
 			}
 		}
 	}
+	// Learned IDs: a unique-ID row exists only once its creator commits,
+	// and another transaction can name it by its ID columns only after
+	// reading them from the database: the last statement before the
+	// access that returns rows (or, with none, the transaction's start)
+	// follows the creator's commit. (§4.3's unique IDs: values an instance
+	// generates — from a counter, a sequence — are not known to the others
+	// before it commits.)
+	for j := 0; j < n; j++ {
+		cj := m.classes[path[j].c]
+		for rb, rvb := range cj.Rows {
+			if !rvb.Unique || len(rvb.IDCols) == 0 {
+				continue
+			}
+			root := f.find(f.rowB[j] + rb)
+			for i := 0; i < n; i++ {
+				if i == j {
+					continue
+				}
+				ci := m.classes[path[i].c]
+				for ra, rva := range ci.Rows {
+					if !rva.Pinned || f.find(f.rowB[i]+ra) != root || !coversAll(rva.Cols, rvb.IDCols) {
+						continue
+					}
+					first := -1
+					for _, o := range ci.Ops {
+						if o.Row == ra && (first < 0 || o.Stmt < first) {
+							first = o.Stmt
+						}
+					}
+					if first < 0 {
+						continue
+					}
+					commit := int32(f.base[j] + 1 + len(cj.Stmts))
+					learn := int32(f.base[i])
+					if m.opts.Level != SnapshotIsolation {
+						if k := m.lastReturning(int(path[i].c), first); k >= 0 {
+							learn = int32(f.base[i] + 1 + k)
+						}
+					}
+					if !f.addEdge(commit, learn) {
+						return feasCorr, 1
+					}
+				}
+			}
+		}
+	}
 	// Implied conflicts.
 	isPick := func(i, a, j, b int) bool {
 		for t := 0; t < n; t++ {
@@ -361,4 +410,26 @@ func pow2(k int) float64 {
 		x *= 2
 	}
 	return x
+}
+
+func coversAll(have, need []string) bool {
+	for _, c := range need {
+		if !slices.Contains(have, c) {
+			return false
+		}
+	}
+	return true
+}
+
+// lastReturning is the last statement of class c before statement s that
+// returns rows (a statement that reads and writes nothing, or one with a
+// RETURNING clause), -1 if none.
+func (m *model) lastReturning(c, s int) int {
+	k := m.classes[c]
+	for st := s - 1; st >= 0; st-- {
+		if k.returning(st) {
+			return st
+		}
+	}
+	return -1
 }

@@ -2,6 +2,7 @@ package isodiff
 
 import (
 	"bufio"
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -35,6 +36,22 @@ type Entry struct {
 	// Label names the transaction this statement belongs to (plain
 	// format "-- label: NAME" lines); "" when none.
 	Label string
+}
+
+// MaybeGunzip returns r decompressed when it starts with the gzip magic
+// bytes (a .gz trace, whatever its name), else r itself. A corrupt gzip
+// header is an input error naming file.
+func MaybeGunzip(r io.Reader, file string) (io.Reader, error) {
+	br := bufio.NewReaderSize(r, 1<<16)
+	magic, _ := br.Peek(2)
+	if len(magic) < 2 || magic[0] != 0x1f || magic[1] != 0x8b {
+		return br, nil
+	}
+	z, err := gzip.NewReader(br)
+	if err != nil {
+		return nil, &history.InputError{File: file, Msg: "gzip: " + err.Error()}
+	}
+	return z, nil
 }
 
 // ReadTrace reads a trace in the given format (FormatAuto detects it from

@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -100,7 +101,7 @@ func runAnalyze(cmd *cobra.Command, args []string, f *analyzeFlags) error {
 	}
 	var b *isodiff.Builder
 	for _, p := range args {
-		r := os.Stdin
+		var r io.Reader = os.Stdin
 		if p != "-" {
 			fh, err := os.Open(p)
 			if err != nil {
@@ -108,6 +109,10 @@ func runAnalyze(cmd *cobra.Command, args []string, f *analyzeFlags) error {
 			}
 			defer fh.Close()
 			r = fh
+		}
+		r, err := isodiff.MaybeGunzip(r, p)
+		if err != nil {
+			return UsageErrorf("%v", err)
 		}
 		es, format, err := isodiff.ReadTrace(r, p, f.format)
 		if err != nil {

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -98,5 +100,45 @@ func TestAnalyzeNothingAnalysedIsUnknown(t *testing.T) {
 		if code != ExitUnknown || !strings.Contains(errs, "nothing analysed") {
 			t.Errorf("%v: exit %d, want 3 with a reason\n%s\n%s", args, code, out, errs)
 		}
+	}
+}
+
+// A gzip-compressed trace (.gz, as isodiff/testdata keeps them) is read
+// as the trace it holds: the same report as the plain file; a file that
+// starts like gzip but is corrupt is an input error (exit 2).
+func TestAnalyzeGzipTrace(t *testing.T) {
+	dir := t.TempDir()
+	plain := filepath.Join(dir, "t.trace")
+	gz := filepath.Join(dir, "t.trace.gz")
+	if err := os.WriteFile(plain, []byte(lostUpdateTrace), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	zw.Write([]byte(lostUpdateTrace))
+	zw.Close()
+	if err := os.WriteFile(gz, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c1, out1, _ := genMain("analyze", "--json", plain)
+	c2, out2, errs := genMain("analyze", "--json", gz)
+	norm := func(s string) string {
+		s = strings.ReplaceAll(s, gz, "F")
+		s = strings.ReplaceAll(s, plain, "F")
+		var out []string
+		for _, l := range strings.Split(s, "\n") {
+			if !strings.Contains(l, "seconds") {
+				out = append(out, l)
+			}
+		}
+		return strings.Join(out, "\n")
+	}
+	if c2 != ExitInvalid || c1 != c2 || norm(out1) != norm(out2) || !strings.Contains(out2, "item.quantity") {
+		t.Fatalf("gzip trace: exit %d (plain %d), stderr %s\n%s", c2, c1, errs, out2)
+	}
+	bad := filepath.Join(dir, "bad.gz")
+	os.WriteFile(bad, []byte{0x1f, 0x8b, 0, 0, 0}, 0o644)
+	if code, _, errs := genMain("analyze", bad); code != ExitUsage || !strings.Contains(errs, "bad.gz") {
+		t.Errorf("corrupt gzip: exit %d (%s), want 2 naming the file", code, errs)
 	}
 }
