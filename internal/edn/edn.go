@@ -981,14 +981,15 @@ func (r *Reader) str() (string, error) {
 				if err != nil {
 					return "", err
 				}
-				if cp >= 0xD800 && cp < 0xDC00 && r.lookingAt(`\u`) {
-					save := r.pos
-					r.pos += 2
-					lo, err := r.hex4()
-					if err == nil && lo >= 0xDC00 && lo < 0xE000 {
+				if cp >= 0xD800 && cp < 0xDC00 {
+					// A high surrogate pairs with an immediately following
+					// \uDC00-\uDFFF; otherwise it stands alone (U+FFFD) and
+					// the next escape is read on its own. Peek without
+					// consuming: fill may move the buffer, so no saved
+					// position survives a refill.
+					if lo, ok := r.peekLowSurrogate(); ok {
 						cp = 0x10000 + (cp-0xD800)<<10 + (lo - 0xDC00)
-					} else {
-						r.pos = save
+						r.pos += 6
 					}
 				}
 				r.sbuf = utf8.AppendRune(r.sbuf, rune(cp))
@@ -1008,6 +1009,35 @@ func (r *Reader) lookingAt(s string) bool {
 		}
 	}
 	return r.end-r.pos >= len(s) && string(r.buf[r.pos:r.pos+len(s)]) == s
+}
+
+// peekLowSurrogate reports whether the next six bytes are \uXXXX with
+// XXXX in DC00-DFFF, and its value, without consuming anything.
+func (r *Reader) peekLowSurrogate() (int, bool) {
+	if !r.lookingAt(`\u`) {
+		return 0, false
+	}
+	for r.end-r.pos < 6 {
+		if !r.fill() {
+			return 0, false
+		}
+	}
+	n := 0
+	for _, c := range r.buf[r.pos+2 : r.pos+6] {
+		var d int
+		switch {
+		case c >= '0' && c <= '9':
+			d = int(c - '0')
+		case c >= 'a' && c <= 'f':
+			d = int(c-'a') + 10
+		case c >= 'A' && c <= 'F':
+			d = int(c-'A') + 10
+		default:
+			return 0, false
+		}
+		n = n<<4 | d
+	}
+	return n, n >= 0xDC00 && n < 0xE000
 }
 
 func (r *Reader) hex4() (int, error) {

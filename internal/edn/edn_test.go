@@ -274,3 +274,38 @@ func BenchmarkRead(b *testing.B) {
 		}
 	}
 }
+
+// TestSurrogatePairAcrossRefill: a \u high surrogate is paired with the
+// next \u escape by peeking at it; a refill while peeking moves the
+// buffer, so a saved position must not be restored after it (byte-at-a-time
+// reads gave a different value and error position than whole reads:
+// FuzzEDN input 2475dadf9e133d4d).
+func TestSurrogatePairAcrossRefill(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{`"\ud83d\ude00"`, "\"\U0001F600\""},
+		{`"\ud800\u0041"`, "\"\uFFFDA\""},
+		{`"\ud800\u`, "error at 1:10"},
+		{`"\ud800\ud8`, "error at 1:10"},
+	} {
+		for _, oneByte := range []bool{false, true} {
+			rd := NewBytesReader([]byte(c.in))
+			if oneByte {
+				rd = NewReader(iotest.OneByteReader(strings.NewReader(c.in)))
+				rd.buf = make([]byte, 1)
+			}
+			rd.JSON = true
+			got := ""
+			v, err := rd.Read()
+			if se := (*SyntaxError)(nil); errors.As(err, &se) {
+				got = fmt.Sprintf("error at %d:%d", se.Line, se.Col)
+			} else if err != nil {
+				t.Fatalf("%q: %v", c.in, err)
+			} else {
+				got = v.String()
+			}
+			if got != c.want {
+				t.Errorf("%q (one byte at a time %v): got %s, want %s", c.in, oneByte, got, c.want)
+			}
+		}
+	}
+}
