@@ -385,3 +385,13 @@ func TestPostgresShadowVersionSetsAgree(t *testing.T) {
 		})
 	}
 }
+
+// TestNoCertificateDerivesNone: with the capture off (the overhead
+// baseline) the recorder derives no version order and no version set.
+func TestNoCertificateDerivesNone(t *testing.T) {
+	res := runRecorded(t, Config{Workload: "predicate", Clients: 2, Txns: 100,
+		WL: workload.Config{Keys: 12, Ops: 4, ReadRatio: 0.5, NoCertificate: true}})
+	if ev := res.History.Evidence; ev.VersionOrder || ev.VersionSets || res.History.VersionOrder != nil {
+		t.Fatalf("capture off, but evidence %+v", ev)
+	}
+}

@@ -173,6 +173,47 @@ func TestAnomalies(t *testing.T) {
 			},
 		},
 		{
+			// Predicate updates (UPDATE ... WHERE k BETWEEN 0 AND 9) are
+			// recorded as a predicate read of the rows they matched, at
+			// the versions they replaced, then a write of each (Adya §3.1,
+			// predicate-based modifications). Two of them both replaced
+			// version 5 = 1: T2's read of 5 = 1 -rw-> T1, T1 -ww-> T2: a
+			// lost update (G-single-item) through predicate writes.
+			name: "G-single-item-lost-update-by-predicate-updates",
+			build: func(b *hb) {
+				b.ok(b.w(5, 1)).
+					ok(b.rp("k BETWEEN 0 AND 9", 5, 1), b.w(5, 10)).
+					ok(b.rp("k BETWEEN 0 AND 9", 5, 1), b.w(5, 20)).
+					order(5, 1, 10, 20)
+			},
+			wants: []want{
+				{"snapshot-isolation", check.Invalid, []string{"G-single-item"}},
+				{"repeatable-read", check.Invalid, []string{"G-single-item"}},
+				{"read-committed", check.Valid, nil},
+			},
+		},
+		{
+			// A predicate update misses a concurrent insert into its range
+			// (a phantom): T1 updates the rows of k in [0,9], matching only
+			// 1 = 1, while T2 inserts 2 = 20 and reads 1 = 1 (before T1's
+			// update). T1 -predicate-rw-> T2 (the insert changes the
+			// matches of T1's WHERE) and T2 -rw-> T1: two adjacent
+			// anti-dependencies, one of them predicate: G2, which snapshot
+			// isolation and repeatable read allow.
+			name: "G2-predicate-update-misses-insert",
+			build: func(b *hb) {
+				b.ok(b.w(1, 1)).
+					ok(b.rp("k >= 0 AND k <= 9", 1, 1), b.w(1, 10)).
+					ok(b.r(1, 1), b.w(2, 20)).
+					order(1, 1, 10).order(2, 20)
+			},
+			wants: []want{
+				{"serializable", check.Invalid, []string{"G2"}},
+				{"snapshot-isolation", check.Valid, nil},
+				{"repeatable-read", check.Valid, nil},
+			},
+		},
+		{
 			name: "G-single-item-lost-update",
 			build: func(b *hb) {
 				b.ok(b.r(1, -1), b.w(1, 10)).

@@ -13,6 +13,12 @@ const certSample = `{"txray":1,"db":"postgres","level":"serializable","workload"
 {"type":"version_order","k":1,"order":[10]}
 `
 
+// vsetSample has a version_set record after its transaction (fuzz seed).
+const vsetSample = `{"txray":1}
+{"id":"c1-0","status":"committed","ops":[{"f":"w","k":1,"v":5},{"f":"rp","table":"t","where":"k >= 1","result":[[1,5]]}]}
+{"type":"version_set","txn":"c1-0","op":1,"vs":[[1,5],[2,null]]}
+`
+
 // TestVersionSetRoundTrip: a predicate read's version set ("vs", null for
 // an unborn row) and the expected serialization order survive decode and
 // encode; the evidence flags say so.
@@ -68,11 +74,7 @@ func TestVersionSetErrors(t *testing.T) {
 // attaches to the predicate read it names; written back, the set is inline
 // ("vs" on the op) and decodes the same.
 func TestVersionSetRecord(t *testing.T) {
-	in := `{"txray":1}
-{"id":"c1-0","status":"committed","ops":[{"f":"w","k":1,"v":5},{"f":"rp","table":"t","where":"k >= 1","result":[[1,5]]}]}
-{"type":"version_set","txn":"c1-0","op":1,"vs":[[1,5],[2,null]]}
-`
-	h, err := Decode(strings.NewReader(in), history.DecodeOptions{Name: "v.jsonl"})
+	h, err := Decode(strings.NewReader(vsetSample), history.DecodeOptions{Name: "v.jsonl"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -125,7 +125,9 @@ type Config struct {
 	MaxWritesPerKey int
 	// NoCertificate turns off the certificate capture of the workloads
 	// that have one (the replaced version of each write, the snapshot of
-	// each predicate read): the baseline for measuring its cost.
+	// each predicate read) and the recorder's derivation of a certificate
+	// (no version order, no version sets): the baseline for measuring its
+	// cost.
 	NoCertificate bool
 	// ShadowVersionSets (PostgreSQL, predicate workload; tests) also reads
 	// each range read's version set the seed paper's way: the read exports
