@@ -43,7 +43,46 @@ var auditCases = []caseT{
 			ok("", "append x 1", "append x 2"),
 			info("", "r x [1]"),
 		},
+		// Nobody observed the reader, so it may have aborted: its read is no evidence
+		// (no edge either), leaving nothing to check, as in the G1a case above.
+		verdict: check.Unknown, types: []string{"empty-transaction-graph"}, reason: "empty-transaction-graph",
+	},
+	{
+		name: "G1a/observed-unknown-outcome-reader-reported", def: "an :info transaction whose append a committed read shows committed, so its own reads are judged (Adya G1a)", model: "read-committed",
+		txns: []spec{
+			fail("", "append x 1"),
+			info("", "r x [1]", "append y 2"),
+			ok("", "r y [2]"),
+		},
+		verdict: check.Invalid, types: []string{"G1a"}, not: []string{"read-committed"},
+	},
+	{
+		name: "internal/unobserved-unknown-outcome-reader-ignored", def: "an :info transaction nobody observed may have aborted: its reads give no edge and no anomaly", model: "serializable",
+		txns: []spec{
+			ok("", "append x 1"),
+			ok("", "append x 2"),
+			info("", "r x [1]", "r x []"),
+			ok("", "r x [1 2]"),
+		},
 		verdict: check.Valid, types: []string{},
+	},
+	{
+		name: "incompatible-order/one-transaction's-appends-reordered", def: "a list shows a transaction's appends in the order it made them (found by exhaustive search in check/polygraph)", model: "serializable",
+		txns: []spec{
+			ok("", "append x 1", "append x 2"),
+			ok("", "r x [2 1]"),
+		},
+		// [2 1] also ends in 1, which its writer overwrote: G1b
+		verdict: check.Invalid, types: []string{"G1b", "incompatible-order"}, not: []string{"read-committed"},
+	},
+	{
+		name: "incompatible-order/first-append-missing", def: "a list that shows a transaction's second append shows its first right before it", model: "serializable",
+		txns: []spec{
+			ok("", "append x 1", "append x 2"),
+			ok("", "r x [2]"),
+		},
+		// and the unread 1 comes after 2: rw back to its own writer (G-single-item)
+		verdict: check.Invalid, types: []string{"G-single-item", "incompatible-order"}, not: []string{"read-committed"},
 	},
 	{
 		name: "G1b/own-intermediate-read-is-fine", def: "Elle g1b-cases: internal reads are OK", model: "strict-serializable",

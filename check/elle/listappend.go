@@ -31,6 +31,15 @@ import (
 // last observed element. Committed and unknown-outcome transactions are
 // graph nodes (an observed append of an unknown transaction means it
 // committed); aborted ones only feed G1a and dirty-update.
+//
+// Unknown-outcome transactions that carry read results: one whose append a
+// judged read shows committed, so it is judged like a committed one (its
+// reads give edges and are checked for G1a, G1b, internal, future reads and
+// lost updates); one nobody observed may have aborted, so its reads are
+// ignored (they would make edges out of a transaction that may never have
+// run: false rejects). Judged: committed, or unknown with an append some
+// judged read shows (transitively). Found by the polygraph checker's
+// exhaustive-search test on tiny list histories.
 
 // laIndex indexes a history for list-append analysis.
 type laIndex struct {
@@ -50,6 +59,9 @@ type laIndex struct {
 	readStart, appStart []int32
 	reads               []laRead
 	apps                []laApp
+	// judged marks the transactions whose reads count (see above); nil when
+	// the history has no unknown-outcome transaction (then: committed).
+	judged []bool
 	// unsupported lists up to 8 transactions holding ops other than appends
 	// and list reads; unsupportedN counts them all.
 	unsupported  []int32
@@ -128,9 +140,75 @@ func validateTxn(h *history.History, ti int, nk, nv int, allowList bool) (unsupp
 	return unsupported, nil
 }
 
+// isJudged reports whether transaction t's reads count: it committed, or
+// its outcome is unknown but a judged read shows one of its appends.
+func (x *laIndex) isJudged(t int) bool {
+	if x.judged != nil {
+		return x.judged[t]
+	}
+	return x.h.Txns[t].Status == history.Committed
+}
+
+// judgeUnknown computes x.judged when h has unknown-outcome transactions:
+// committed ones, then unknown ones whose appends judged reads show.
+func (x *laIndex) judgeUnknown() {
+	h := x.h
+	unknown := false
+	for i := range h.Txns {
+		unknown = unknown || h.Txns[i].Status == history.Unknown
+	}
+	if !unknown {
+		return
+	}
+	appender := map[[2]int32][]int32{} // (key, element) -> unknown-outcome appenders
+	for ti := range h.Txns {
+		t := &h.Txns[ti]
+		if t.Status != history.Unknown {
+			continue
+		}
+		for j := range t.Ops {
+			if o := &t.Ops[j]; o.Kind == history.Append {
+				appender[[2]int32{o.Key, o.Value}] = append(appender[[2]int32{o.Key, o.Value}], int32(ti))
+			}
+		}
+	}
+	x.judged = make([]bool, len(h.Txns))
+	var work []int32
+	for ti := range h.Txns {
+		if h.Txns[ti].Status == history.Committed {
+			x.judged[ti] = true
+			work = append(work, int32(ti))
+		}
+	}
+	for len(work) > 0 {
+		ti := work[len(work)-1]
+		work = work[:len(work)-1]
+		t := &h.Txns[ti]
+		for j := range t.Ops {
+			o := &t.Ops[j]
+			if o.Kind != history.Read {
+				continue
+			}
+			l, ok := readList(t, o)
+			if !ok {
+				continue
+			}
+			for _, e := range l {
+				for _, w := range appender[[2]int32{o.Key, e}] {
+					if !x.judged[w] {
+						x.judged[w] = true
+						work = append(work, w)
+					}
+				}
+			}
+		}
+	}
+}
+
 // buildLA indexes h. It returns an error only for a malformed history.
 func buildLA(h *history.History) (*laIndex, error) {
 	x := &laIndex{h: h, nk: h.Keys.Len(), nv: h.Values.Len()}
+	x.judgeUnknown()
 	n := len(h.Txns)
 	x.opBase = make([]int32, n+1)
 	total := 0
@@ -193,13 +271,13 @@ func buildLA(h *history.History) (*laIndex, error) {
 				// if it read k before (Elle's lost-update-cases).
 				if luDone[o.Key] != stamp {
 					luDone[o.Key] = stamp
-					if t.Status == history.Committed && readStamp[o.Key] == stamp {
+					if x.isJudged(ti) && readStamp[o.Key] == stamp {
 						x.luRead.set(base + readAt[o.Key])
 					}
 				}
 			case history.Read:
 				x.nReadOps++
-				if t.Status == history.Aborted {
+				if t.Status == history.Aborted || t.Status == history.Unknown && !x.isJudged(ti) {
 					continue
 				}
 				if _, ok := readList(t, o); !ok {
@@ -242,7 +320,7 @@ func buildLA(h *history.History) (*laIndex, error) {
 				x.apps[afill[o.Key]] = laApp{t: int32(ti), o: int32(j), v: o.Value, st: t.Status, interm: x.interm.has(g)}
 				afill[o.Key]++
 			case history.Read:
-				if t.Status == history.Aborted {
+				if t.Status == history.Aborted || t.Status == history.Unknown && !x.isJudged(ti) {
 					continue
 				}
 				l, ok := readList(t, o)
@@ -250,7 +328,7 @@ func buildLA(h *history.History) (*laIndex, error) {
 					continue
 				}
 				g := x.opBase[ti] + int32(j)
-				x.reads[rfill[o.Key]] = laRead{list: l, t: int32(ti), o: int32(j), committed: t.Status == history.Committed, lu: x.luRead.has(g)}
+				x.reads[rfill[o.Key]] = laRead{list: l, t: int32(ti), o: int32(j), committed: x.isJudged(ti), lu: x.luRead.has(g)}
 				rfill[o.Key]++
 			}
 		}
@@ -269,7 +347,7 @@ func laInternal(x *laIndex, col *collector) {
 	var appended []int32
 	for ti := range h.Txns {
 		t := &h.Txns[ti]
-		if t.Status != history.Committed || len(t.Ops) < 2 {
+		if !x.isJudged(ti) || len(t.Ops) < 2 {
 			continue
 		}
 		stamp := int32(ti + 1)
@@ -296,7 +374,10 @@ func laInternal(x *laIndex, col *collector) {
 				if internalDone {
 					continue
 				}
-				l, _ := readList(t, o)
+				l, ok := readList(t, o)
+				if !ok {
+					continue // an unknown-outcome transaction's unknown result
+				}
 				appended = appended[:0]
 				base := int32(-1)
 				for i := prevSame[j]; i >= 0; i = prevSame[i] {
@@ -304,7 +385,9 @@ func laInternal(x *laIndex, col *collector) {
 					if p.Kind == history.Append {
 						appended = append(appended, p.Value)
 					} else if p.Kind == history.Read {
-						base = i
+						if _, ok := readList(t, p); ok {
+							base = i
+						}
 						break
 					}
 				}
@@ -577,6 +660,35 @@ func (p *laKeys) key(k int32) {
 		}
 	}
 
+	// A transaction's appends show in the order it made them, from its first
+	// (a list is the sequence of appends; ww edges join only different
+	// transactions, so without this a read of [2 1] after one transaction
+	// appended 1 then 2 passed). Found by the polygraph checker's exhaustive
+	// search on tiny list histories.
+	// apps of one transaction are adjacent and in program order, so the next
+	// append of the same transaction is the next entry, and a transaction's
+	// first append is one whose predecessor entry belongs to another.
+	prevW := int32(0)
+	for i, v := range order {
+		w := p.wrIdx[v]
+		if w == 0 {
+			prevW = 0
+			continue
+		}
+		var ok bool
+		if prevW != 0 && apps[prevW-1].t == apps[w-1].t {
+			ok = w == prevW+1
+		} else {
+			ok = w == 1 || apps[w-2].t != apps[w-1].t
+		}
+		if !ok {
+			lr, at, wa := reads[li].ref(), i, apps[w-1]
+			p.col.add(aIncompatibleOrder, func() check.Anomaly { return p.appendOrderAnomaly(k, lr, at, wa) })
+			break
+		}
+		prevW = w
+	}
+
 	// Reads: compatibility, duplicates, wr edges, G1a, G1b, buckets.
 	nb := len(order) + 1
 	p.bucketStart = slices.Grow(p.bucketStart[:0], nb+1)[:nb+1]
@@ -789,6 +901,24 @@ func (p *laKeys) garbageAnomaly(k int32, r opRef, at int, v int32) check.Anomaly
 		Explanation: fmt.Sprintf("%s read key %s = %s, which contains %s, but no transaction in the history appended %s to key %s: the read returned a version nobody wrote (garbage version)",
 			h.TxnName(r.t), h.KeyName(k), listWindow(h, l, at, at), h.ValueName(v), h.ValueName(v), h.KeyName(k)),
 		Ops: opsOf(h, r.t),
+	}
+}
+
+func (p *laKeys) appendOrderAnomaly(k int32, r opRef, at int, w laApp) check.Anomaly {
+	h := p.x.h
+	l := p.readOf(r)
+	var mine []int32
+	for j := range h.Txns[w.t].Ops {
+		if o := &h.Txns[w.t].Ops[j]; o.Kind == history.Append && o.Key == k {
+			mine = append(mine, o.Value)
+		}
+	}
+	return check.Anomaly{
+		Txns: []int32{w.t, r.t},
+		Key:  h.KeyName(k),
+		Explanation: fmt.Sprintf("%s appended %s to key %s, in that order, yet %s read key %s = %s, where %s does not directly follow %s's previous append to the key: the read does not show %s's appends in the order it made them, which no version order of the key explains",
+			h.TxnName(w.t), h.ListString(mine), h.KeyName(k), h.TxnName(r.t), h.KeyName(k), listWindow(h, l, at, at), h.ValueName(w.v), h.TxnName(w.t), h.TxnName(w.t)),
+		Ops: opsOf(h, w.t, r.t),
 	}
 }
 

@@ -175,3 +175,38 @@ func cpuTime() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// TestEvidenceProbe prints, per King Cobra mix, the effect of ordering
+// evidence on constraints and time (go test -run EvidenceProbe -v -probe;
+// PG_N sets the size, default 10,000).
+func TestEvidenceProbe(t *testing.T) {
+	if !*probe {
+		t.Skip("timing probe: run with -probe")
+	}
+	n := 10000
+	if v, err := strconv.Atoi(os.Getenv("PG_N")); err == nil {
+		n = v
+	}
+	for _, mix := range []string{sim.MixRMW, sim.MixRW50, sim.MixW80} {
+		if only := os.Getenv("PG_PROBE"); only != "" && !strings.Contains(only, mix) {
+			continue
+		}
+		for _, c := range []struct{ level, m, keep string }{
+			{sim.Serializable, model.Serializable, "none"}, {sim.Serializable, model.Serializable, "commit"}, {sim.Serializable, model.Serializable, "vo"},
+			{sim.SnapshotIsolation, model.SnapshotIsolation, "none"}, {sim.SnapshotIsolation, model.SnapshotIsolation, "commit"},
+			{sim.SnapshotIsolation, model.SnapshotIsolation, "ts"},
+		} {
+			h := evidenceHistory(t, c.level, mix, n, 20, c.keep)
+			cpu0 := cpuTime()
+			t0 := time.Now()
+			r, err := Checker{}.Check(context.Background(), h, check.Options{Model: c.m, Params: map[string]string{"inference": "false"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := r.Stats
+			t.Logf("| %s | %s | %s | %v | %v | %v (%v) | %v | %v ms | %v ms | %v ms | %.2f s | %.2f s | %s",
+				mix, c.m, c.keep, s["constraints_before_pruning"], s["constraints_unread_dropped"], s["constraints_after_pruning"], s["pruning_rounds"],
+				s["evidence_ww_edges"], s["build_ms"], s["prune_ms"], s["solve_ms"], (cpuTime() - cpu0).Seconds(), time.Since(t0).Seconds(), r.Verdict)
+		}
+	}
+}

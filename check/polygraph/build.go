@@ -111,7 +111,11 @@ func (p *problem) addEdge(from, to int32, lit int32, rel graph.Rel, why graph.Wh
 // build constructs the polygraph: nodes, known edges (wr, write-combined
 // ww chains, initial-state rw, version-order evidence, session order,
 // real-time order) and one constraint per pair of write chains of a key.
-func build(h *history.History, ra *regread.Analysis, si, session, rt bool, ev evidence, lists bool) *problem {
+//
+// counted is non-nil for the register view of a list-append history: the
+// transactions the list checks count as committed (lists.go).
+func build(h *history.History, ra *regread.Analysis, si, session, rt bool, ev evidence, counted []bool) *problem {
+	lists := counted != nil
 	p := &problem{h: h, disp: h, si: si, session: session, rt: rt, stats: map[string]any{}, ev: ev, lists: lists}
 	n := len(h.Txns)
 	p.nodeOf = make([]int32, n)
@@ -123,7 +127,7 @@ func build(h *history.History, ra *regread.Analysis, si, session, rt bool, ev ev
 	include := make([]bool, n)
 	var work []int32
 	for i := range h.Txns {
-		if h.Txns[i].Status == history.Committed && int32(i) != ra.InitTxn {
+		if h.Txns[i].Status == history.Committed && int32(i) != ra.InitTxn || lists && counted[i] {
 			include[i] = true
 			work = append(work, int32(i))
 		}
@@ -307,16 +311,13 @@ func build(h *history.History, ra *regread.Analysis, si, session, rt bool, ev ev
 						inVO[b] = true
 					}
 				}
-			tail:
-				for _, c := range chains {
-					for _, x := range c {
-						if inVO[x] {
-							continue tail
-						}
+				for _, w := range ws {
+					if inVO[w.node] {
+						continue
 					}
-					p.addEdge(prev, c[0], 0, graph.WW, graph.Why{Key: k, V1: valOf[prev], V2: valOf[c[0]], Op1: opOf[prev], Op2: opOf[c[0]], Note: noteListTail})
+					p.addEdge(prev, w.node, 0, graph.WW, graph.Why{Key: k, V1: valOf[prev], V2: w.val, Op1: opOf[prev], Op2: w.op, Note: noteListTail})
 					for _, r := range readersOf[prev] {
-						p.addEdge(r.node, c[0], 0, graph.RW, graph.Why{Key: k, V1: r.val, V2: valOf[c[0]], Op1: p.txnOf[prev], Op2: -1, Note: noteListTail})
+						p.addEdge(r.node, w.node, 0, graph.RW, graph.Why{Key: k, V1: r.val, V2: w.val, Op1: p.txnOf[prev], Op2: -1, Note: noteListTail})
 					}
 				}
 			}

@@ -82,7 +82,11 @@ func listRead(t *history.Txn, o *history.Op) (l []int32, ok bool) {
 // listView returns the register view of list-append history h (see above),
 // with VersionOrder holding, per key, the writers' last values in the
 // order the longest read shows them, and the list anomalies found.
-func listView(h *history.History) (*history.History, []check.Anomaly) {
+//
+// counted marks the transactions that are nodes: committed ones, and
+// unknown-outcome ones some counted read shows an element of (anywhere in
+// the list, not only last: so they committed).
+func listView(h *history.History) (view *history.History, as []check.Anomaly, counted []bool) {
 	v := *h
 	v.Txns = make([]history.Txn, len(h.Txns))
 	v.VersionOrder = map[int32][]int32{}
@@ -91,6 +95,7 @@ func listView(h *history.History) (*history.History, []check.Anomaly) {
 	nk := h.Keys.Len()
 	appender := make([]map[int32]app, nk) // per key: element -> its append
 	lastApp := map[[2]int32]int32{}       // (txn, key) -> value of its last append
+	apps := map[[2]int32][]int32{}        // (txn, key) -> its appends, in program order
 	dup := map[[2]int32]bool{}
 	for ti := range h.Txns {
 		t := &h.Txns[ti]
@@ -107,9 +112,9 @@ func listView(h *history.History) (*history.History, []check.Anomaly) {
 			}
 			appender[o.Key][o.Value] = app{int32(ti), int32(j)}
 			lastApp[[2]int32{int32(ti), o.Key}] = o.Value
+			apps[[2]int32{int32(ti), o.Key}] = append(apps[[2]int32{int32(ti), o.Key}], o.Value)
 		}
 	}
-	var as []check.Anomaly
 	add := func(typ string, k int32, txns []int32, text string) {
 		ops := map[int32]string{}
 		for _, t := range txns {
@@ -119,7 +124,7 @@ func listView(h *history.History) (*history.History, []check.Anomaly) {
 	}
 	// Which transactions count: committed ones, and unknown-outcome ones
 	// whose elements a counted read shows (so they committed).
-	counted := make([]bool, len(h.Txns))
+	counted = make([]bool, len(h.Txns))
 	var work []int32
 	for ti := range h.Txns {
 		if h.Txns[ti].Status == history.Committed {
@@ -211,6 +216,9 @@ func listView(h *history.History) (*history.History, []check.Anomaly) {
 					case !ok:
 						add(model.GarbageVersions, k, []int32{int32(ti)}, h.TxnName(int32(ti))+" read key "+h.KeyName(k)+" = "+h.ListString(l)+
 							", whose element "+h.ValueName(e)+" no transaction appended to it.")
+					case a.t == int32(ti) && a.op > int32(j):
+						add(model.FutureRead, k, []int32{int32(ti)}, h.TxnName(int32(ti))+" read key "+h.KeyName(k)+" = "+h.ListString(l)+
+							", whose element "+h.ValueName(e)+" it appends itself only later (op "+strconv.Itoa(int(a.op)+1)+").")
 					case h.Txns[a.t].Status == history.Aborted:
 						add(model.AbortedRead, k, []int32{int32(ti), a.t}, h.TxnName(int32(ti))+" read key "+h.KeyName(k)+" = "+h.ListString(l)+
 							", whose element "+h.ValueName(e)+" only aborted "+h.TxnName(a.t)+" appended.")
@@ -218,6 +226,37 @@ func listView(h *history.History) (*history.History, []check.Anomaly) {
 						add(model.IntermediateRead, k, []int32{int32(ti), a.t}, h.TxnName(int32(ti))+" read key "+h.KeyName(k)+" = "+h.ListString(l)+
 							", which ends with "+h.ValueName(e)+", but "+h.TxnName(a.t)+" appended more to the key after it: an intermediate version.")
 					}
+				}
+				// Each other transaction's appends must show as one complete run, in its
+				// order: its versions are installed together (the last run may be cut
+				// short only at an intermediate read, reported above).
+				runs := map[int32]int{}
+				for i := 0; i < len(l); {
+					a, ok := appender[k][l[i]]
+					end := i + 1
+					for ok && end < len(l) {
+						if b, ok2 := appender[k][l[end]]; !ok2 || b.t != a.t {
+							break
+						}
+						end++
+					}
+					if ok && a.t != int32(ti) && h.Txns[a.t].Status != history.Aborted && !dup[[2]int32{k, l[i]}] {
+						runs[a.t]++
+						whole := apps[[2]int32{a.t, k}]
+						switch {
+						case runs[a.t] == 2:
+							add(model.G0, k, []int32{int32(ti), a.t}, h.TxnName(int32(ti))+" read key "+h.KeyName(k)+" = "+h.ListString(l)+
+								", in which "+h.TxnName(a.t)+"'s appends "+h.ListString(whole)+" are interleaved with another transaction's: their versions alternate in the version order (a write cycle).")
+						case end < len(l) && !slices.Equal(l[i:end], whole) && slices.Equal(l[i:end], whole[:min(len(whole), end-i)]):
+							add(model.G0, k, []int32{int32(ti), a.t}, h.TxnName(int32(ti))+" read key "+h.KeyName(k)+" = "+h.ListString(l)+
+								", in which another transaction's append follows only part of "+h.TxnName(a.t)+"'s appends "+h.ListString(whole)+
+								": their versions alternate in the version order (a write cycle).")
+						case !slices.Equal(l[i:end], whole[:min(len(whole), end-i)]):
+							add(model.IncompatibleOrder, k, []int32{int32(ti), a.t}, h.TxnName(int32(ti))+" read key "+h.KeyName(k)+" = "+h.ListString(l)+
+								", which does not show "+h.TxnName(a.t)+"'s appends "+h.ListString(whole)+" in the order it made them, from the first: no version order explains it.")
+						}
+					}
+					i = end
 				}
 				reads[k] = append(reads[k], readRef{int32(ti), int32(j)})
 				if len(l) > len(longest[k]) {
@@ -252,7 +291,7 @@ func listView(h *history.History) (*history.History, []check.Anomaly) {
 			v.VersionOrder[k] = vo
 		}
 	}
-	return &v, as
+	return &v, as, counted
 }
 
 func listTail(h *history.History, e []int32, read bool) string {

@@ -184,9 +184,10 @@ func (Checker) Check(ctx context.Context, h *history.History, opts check.Options
 	disp := h
 	lists, _, _ := listShape(h)
 	var listAs []check.Anomaly
+	var counted []bool
 	if lists {
 		// Decided on its register view (lists.go), independently of check/elle.
-		h, listAs = listView(h)
+		h, listAs, counted = listView(h)
 		st["list_append"] = "register view of the list-append history (version order from the longest reads)"
 	}
 	// The cheap inference checker first: its definite anomalies stand.
@@ -239,7 +240,7 @@ func (Checker) Check(ctx context.Context, h *history.History, opts check.Options
 		}
 	}
 	ev := evidenceFor(h, pl, opts)
-	p := build(h, ra, pl.si, pl.session, pl.realtime && hasTimes(h), ev, lists)
+	p := build(h, ra, pl.si, pl.session, pl.realtime && hasTimes(h), ev, counted)
 	p.disp = disp
 	found = addNew(found, p.anomalies)
 	lap("build")
