@@ -185,9 +185,20 @@ func prepare(app *App, opts Options, protected map[string]bool) *model {
 			m.groupR = append(m.groupR, r)
 		}
 		m.group = append(m.group, g)
+		// Protecting a column turns the statements that read it into
+		// SELECT ... FOR UPDATE: the lock covers the row the statement
+		// reads, so every column it reads of that row becomes a locking
+		// read.
 		pr := map[int]bool{}
-		for i, o := range cc.Ops {
+		type stmtRow struct{ stmt, row int }
+		locked := map[stmtRow]bool{}
+		for _, o := range cc.Ops {
 			if !o.Write && protected[o.ColumnName()] {
+				locked[stmtRow{o.Stmt, o.Row}] = true
+			}
+		}
+		for i, o := range cc.Ops {
+			if !o.Write && locked[stmtRow{o.Stmt, o.Row}] {
 				pr[i] = true
 			}
 		}

@@ -19,6 +19,8 @@ type Report struct {
 	Targets  []Target    `json:"target_columns"`
 	Rounds   []Stats     `json:"set_cover_rounds"`
 	Residual []int       `json:"unrepairable_cycles,omitempty"` // cycles no reparable column breaks
+	// Observed summarises the recorded histories given (nil when none).
+	Observed *ObserveSummary `json:"observed,omitempty"`
 	// Incomplete is set when the set cover stopped at MaxRounds.
 	Incomplete bool    `json:"incomplete,omitempty"`
 	Seconds    float64 `json:"seconds"`
@@ -45,6 +47,11 @@ type CycleInfo struct {
 	// for a cycle that appeared only after the first r TargetColumns were
 	// protected (another operation-level witness of a transaction cycle).
 	Round int `json:"round"`
+	// Observed lists (at most 5, an exact one first kept) anomalies of
+	// recorded histories with this cycle's shape (see Observe);
+	// ObservedCount counts them all.
+	Observed      []Observation `json:"observed,omitempty"`
+	ObservedCount int           `json:"observed_count,omitempty"`
 }
 
 // EdgeInfo is one dependency of a Δ cycle: From's statement and To's
