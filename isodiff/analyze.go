@@ -31,6 +31,9 @@ type Options struct {
 	CycleBudget time.Duration
 	Hints       *Hints
 	Workers     int
+	// FullRounds makes every set-cover round search all dangerous paths
+	// again instead of only those whose Δ cycle the chosen column broke.
+	FullRounds bool
 	// MaxRounds bounds the set-cover iterations (0: no bound).
 	MaxRounds int
 	// MaxReport bounds the Δ cycles listed in the report (0: 1000); all
@@ -185,9 +188,20 @@ func prepare(app *App, opts Options, protected map[string]bool) *model {
 			m.groupR = append(m.groupR, r)
 		}
 		m.group = append(m.group, g)
+		// Protecting a column turns the statements that read it into
+		// SELECT ... FOR UPDATE: the lock covers the row the statement
+		// reads, so every column it reads of that row becomes a locking
+		// read.
 		pr := map[int]bool{}
-		for i, o := range cc.Ops {
+		type stmtRow struct{ stmt, row int }
+		locked := map[stmtRow]bool{}
+		for _, o := range cc.Ops {
 			if !o.Write && protected[o.ColumnName()] {
+				locked[stmtRow{o.Stmt, o.Row}] = true
+			}
+		}
+		for i, o := range cc.Ops {
+			if !o.Write && locked[stmtRow{o.Stmt, o.Row}] {
 				pr[i] = true
 			}
 		}
@@ -302,6 +316,7 @@ type Cycle struct {
 	// Coverage of the correlation check (1 when it was exhaustive).
 	Coverage float64
 	key      string
+	cols     []string // rwColumns cache
 }
 
 // Stats counts the work of one search round.
@@ -318,23 +333,20 @@ type Stats struct {
 	CorrIncomplete int     `json:"correlation_check_incomplete"`
 	MinCoverage    float64 `json:"correlation_min_coverage"`
 	DeltaCycles    int     `json:"delta_cycles"`
-	SearchSeconds  float64 `json:"search_seconds"`
+	// Searched counts the dangerous paths searched this round (a
+	// set-cover round searches only the paths whose cycle the new
+	// TargetColumn broke).
+	Searched      int     `json:"dangerous_paths_searched"`
+	SearchSeconds float64 `json:"search_seconds"`
 }
 
-// search finds the Δ cycles of one round.
-func (m *model) search() ([]*Cycle, Stats) {
-	start := time.Now()
+// dpath is a dangerous path: A -rw-> B (read committed; c = -1) or
+// A -rw-> B -rw-> C with both rw edges vulnerable (snapshot isolation).
+type dpath struct{ a, b, c int32 }
+
+// dangerousPaths lists the dangerous paths of the model.
+func (m *model) dangerousPaths() []dpath {
 	n := m.n()
-	st := Stats{Classes: n, OpEdges: m.nOpEdge, MinCoverage: 1}
-	for A := 0; A < n; A++ {
-		for B := 0; B < n; B++ {
-			if m.hasEdge(A, B) {
-				st.TxnEdges++
-			}
-		}
-	}
-	// Dangerous paths: RC: one rw edge; SI: two consecutive vulnerable rw edges.
-	type dpath struct{ a, b, c int32 }
 	var dps []dpath
 	for A := 0; A < n; A++ {
 		for _, B := range m.rwOut[A] {
@@ -347,24 +359,46 @@ func (m *model) search() ([]*Cycle, Stats) {
 			}
 		}
 	}
-	st.DangerousPaths = len(dps)
+	return dps
+}
+
+// baseStats counts the graph.
+func (m *model) baseStats() Stats {
+	n := m.n()
+	st := Stats{Classes: n, OpEdges: m.nOpEdge, MinCoverage: 1}
+	for A := 0; A < n; A++ {
+		for B := 0; B < n; B++ {
+			if m.hasEdge(A, B) {
+				st.TxnEdges++
+			}
+		}
+	}
+	return st
+}
+
+// searchPaths searches the given dangerous paths in parallel (Workers
+// goroutines take chunks of paths) and returns each one's representative
+// Δ cycle (nil when none), adding the work to st.
+func (m *model) searchPaths(dps []dpath, st *Stats) []*Cycle {
+	reps := make([]*Cycle, len(dps))
+	if len(dps) == 0 {
+		return reps
+	}
 	dist := m.distances()
 	workers := m.opts.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	var (
-		mu    sync.Mutex
-		found = map[string]*Cycle{}
-		next  int
-		wg    sync.WaitGroup
+		mu   sync.Mutex
+		next int
+		wg   sync.WaitGroup
 	)
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			s := newSearcher(m, dist)
-			local := map[string]*Cycle{}
 			for {
 				mu.Lock()
 				i := next
@@ -375,15 +409,12 @@ func (m *model) search() ([]*Cycle, Stats) {
 				}
 				for j := i; j < min(i+64, len(dps)); j++ {
 					d := dps[j]
-					s.dangerous(int(d.a), int(d.b), int(d.c), local)
+					s.hit = nil
+					s.dangerous(int(d.a), int(d.b), int(d.c))
+					reps[j] = s.hit
 				}
 			}
 			mu.Lock()
-			for k, c := range local {
-				if _, ok := found[k]; !ok {
-					found[k] = c
-				}
-			}
 			st.TxnCycles += s.st.TxnCycles
 			st.OpSamples += s.st.OpSamples
 			st.TimingPruned += s.st.TimingPruned
@@ -395,6 +426,21 @@ func (m *model) search() ([]*Cycle, Stats) {
 		}()
 	}
 	wg.Wait()
+	return reps
+}
+
+// distinctCycles merges the representative cycles of the dangerous paths
+// (several paths may find the same cycle), sorted by length and key.
+func distinctCycles(reps []*Cycle) []*Cycle {
+	found := map[string]*Cycle{}
+	for _, c := range reps {
+		if c == nil {
+			continue
+		}
+		if old, ok := found[c.key]; !ok || old.Coverage < c.Coverage {
+			found[c.key] = c
+		}
+	}
 	out := make([]*Cycle, 0, len(found))
 	for _, c := range found {
 		out = append(out, c)
@@ -405,6 +451,17 @@ func (m *model) search() ([]*Cycle, Stats) {
 		}
 		return out[i].key < out[j].key
 	})
+	return out
+}
+
+// search finds the Δ cycles of one round: every dangerous path is
+// searched.
+func (m *model) search() ([]*Cycle, Stats) {
+	start := time.Now()
+	st := m.baseStats()
+	dps := m.dangerousPaths()
+	st.DangerousPaths = len(dps)
+	out := distinctCycles(m.searchPaths(dps, &st))
 	st.DeltaCycles = len(out)
 	st.SearchSeconds = time.Since(start).Seconds()
 	return out, st
@@ -452,6 +509,8 @@ type searcher struct {
 	pick    []opPair
 	tried   []uint64
 	fc      *feasChecker
+	// hit is the Δ cycle the current dangerous path found (nil if none).
+	hit *Cycle
 }
 
 func newSearcher(m *model, dist [][]int16) *searcher {
@@ -476,7 +535,7 @@ func (s *searcher) release(c int) { s.count[s.m.group[c]]--; s.count[len(s.m.gro
 
 // dangerous examines one dangerous path A -rw-> B [-rw-> C] and closes it
 // with up to K shortest paths back to A.
-func (s *searcher) dangerous(A, B, C int, out map[string]*Cycle) {
+func (s *searcher) dangerous(A, B, C int) {
 	for i := range s.count {
 		s.count[i] = 0
 	}
@@ -491,7 +550,7 @@ func (s *searcher) dangerous(A, B, C int, out map[string]*Cycle) {
 	if C >= 0 {
 		if C == A {
 			// The two rw edges close the cycle themselves (write skew).
-			if s.closeAndCheck([]inst{u, v}, out, 2) {
+			if s.closeAndCheck([]inst{u, v}, 2) {
 				for i := range s.count {
 					s.count[i] = 0
 				}
@@ -509,7 +568,7 @@ func (s *searcher) dangerous(A, B, C int, out map[string]*Cycle) {
 	} else if B == A {
 		// v is a second replica of A; the rw edge alone closes nothing yet.
 	}
-	s.kShortest(start, last, A, out)
+	s.kShortest(start, last, A)
 	for i := range s.count {
 		s.count[i] = 0
 	}
@@ -518,7 +577,7 @@ func (s *searcher) dangerous(A, B, C int, out map[string]*Cycle) {
 // kShortest enumerates up to K simple paths from the end of start back to
 // its first node, in order of length, each closing one transaction-level
 // cycle.
-func (s *searcher) kShortest(start []inst, last, A int, out map[string]*Cycle) {
+func (s *searcher) kShortest(start []inst, last, A int) {
 	k := s.m.opts.K
 	if k <= 0 {
 		k = 10
@@ -532,21 +591,21 @@ func (s *searcher) kShortest(start []inst, last, A int, out map[string]*Cycle) {
 	maxLen := s.m.n()*3 + 1
 	for L := max(1, lb); L <= maxLen && found < k; L++ {
 		s.path = append(s.path[:0], start...)
-		s.dfs(last, A, L, &found, k, danger, out)
+		s.dfs(last, A, L, &found, k, danger)
 		if L > lb+4 {
 			break // longer closing paths add cycles the shorter ones already show
 		}
 	}
 }
 
-func (s *searcher) dfs(x, A, L int, found *int, k, danger int, out map[string]*Cycle) {
+func (s *searcher) dfs(x, A, L int, found *int, k, danger int) {
 	if *found >= k {
 		return
 	}
 	if L == 1 {
 		if s.m.hasEdge(x, A) {
 			*found++
-			if s.closeAndCheck(s.path, out, danger) {
+			if s.closeAndCheck(s.path, danger) {
 				// One representative Δ cycle per dangerous path.
 				*found = k
 			}
@@ -567,7 +626,7 @@ func (s *searcher) dfs(x, A, L int, found *int, k, danger int, out map[string]*C
 				continue
 			}
 			s.path = append(s.path, nd)
-			s.dfs(b, A, L-1, found, k, danger, out)
+			s.dfs(b, A, L-1, found, k, danger)
 			s.path = s.path[:len(s.path)-1]
 			s.release(b)
 			if *found >= k {
@@ -590,7 +649,7 @@ func bitsTrailing(x uint64) int {
 // transaction cycle path (closed back to path[0]); the first that passes
 // the timing and correlation checks makes it a Δ cycle. The first danger
 // edges must be rw (SI: vulnerable).
-func (s *searcher) closeAndCheck(path []inst, out map[string]*Cycle, danger int) bool {
+func (s *searcher) closeAndCheck(path []inst, danger int) bool {
 	s.st.TxnCycles++
 	m := s.m
 	n := m.n()
@@ -676,9 +735,7 @@ func (s *searcher) closeAndCheck(path []inst, out map[string]*Cycle, danger int)
 		}
 		c := &Cycle{Nodes: append([]inst(nil), path...), Edges: append([]opPair(nil), pick...), Coverage: cov}
 		c.key = canonKey(c)
-		if old, ok := out[c.key]; !ok || old.Coverage < cov {
-			out[c.key] = c
-		}
+		s.hit = c
 		return true
 	}
 	return false

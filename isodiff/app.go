@@ -74,6 +74,10 @@ type Class struct {
 	Rows      []RowVar
 	Instances int
 	Replicas  int // set by the analysis (2 for RC, 3 for SI; hints may lower it)
+	// TxnIDs are the recorder ids of the committed instances (traces
+	// written by txray run --sql-trace name each transaction), used to
+	// find the class of a history transaction (Observe).
+	TxnIDs []string
 }
 
 // returning: statement st returns rows to the application (it reads and
@@ -137,6 +141,7 @@ type txnStmt struct {
 
 type txn struct {
 	label string
+	id    string // recorder id ("-- txn: ID"), "" when none
 	stmts []txnStmt
 }
 
@@ -247,7 +252,7 @@ func (b *Builder) Add(file, format string, entries []Entry) {
 						continue
 					}
 				}
-				open[e.Session] = &txn{label: e.Label}
+				open[e.Session] = &txn{label: e.Label, id: e.Txn}
 				order = append(order, e.Session)
 			case KindCommit:
 				closeTxn(e.Session, true)
@@ -268,7 +273,7 @@ func (b *Builder) Add(file, format string, entries []Entry) {
 				if t == nil {
 					b.stats.Transactions++
 					b.stats.Committed++
-					b.txns = append(b.txns, txn{label: e.Label, stmts: []txnStmt{{e.SQL, st}}})
+					b.txns = append(b.txns, txn{label: e.Label, id: e.Txn, stmts: []txnStmt{{e.SQL, st}}})
 					continue
 				}
 				if t.label == "" {
@@ -465,6 +470,9 @@ func (b *Builder) Build() *App {
 			order = append(order, ck.String())
 		}
 		acc.c.Instances++
+		if t.id != "" {
+			acc.c.TxnIDs = append(acc.c.TxnIDs, t.id)
+		}
 		if t.label != "" {
 			acc.labels[t.label]++
 		}

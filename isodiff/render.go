@@ -49,6 +49,7 @@ func WriteText(w io.Writer, r *Report) {
 	}
 	if len(r.Cycles) == 0 {
 		fmt.Fprintf(w, "\nno Δ cycle: no anomaly of these transactions is possible at %s\n", r.Level)
+		writeObserved(w, r)
 		return
 	}
 	fmt.Fprintf(w, "\n%d Δ cycles", r.Stats.DeltaCycles)
@@ -69,6 +70,12 @@ func WriteText(w io.Writer, r *Report) {
 			fmt.Fprintf(w, "    %s -%s-> %s on %s: %s ... %s\n", e.From, e.Type, e.To, e.Column, e.FromOp, e.ToOp)
 			fmt.Fprintf(w, "        %s\n        %s\n", clip(e.FromSQL, 110), clip(e.ToSQL, 110))
 		}
+		if c.ObservedCount > 0 {
+			fmt.Fprintf(w, "    OBSERVED %d times in the recorded histories, e.g.:\n", c.ObservedCount)
+			for _, o := range c.Observed {
+				fmt.Fprintf(w, "      %s: %s %s%s\n", o.History, o.Type, strings.Join(o.Txns, " -> "), map[bool]string{true: " (same dependency types)", false: ""}[o.Exact])
+			}
+		}
 	}
 	fmt.Fprintf(w, "\nTargetColumns (%d):\n", len(r.Targets))
 	for _, t := range r.Targets {
@@ -79,6 +86,26 @@ func WriteText(w io.Writer, r *Report) {
 	}
 	if r.Incomplete {
 		fmt.Fprintln(w, "set cover stopped at its round limit: more TargetColumns may be needed")
+	}
+	writeObserved(w, r)
+}
+
+// writeObserved summarises the recorded histories' evidence (Observe).
+func writeObserved(w io.Writer, r *Report) {
+	o := r.Observed
+	if o == nil {
+		return
+	}
+	fmt.Fprintf(w, "\nrecorded histories %s (checked by %s): %d cycle anomalies, %d mapped to analysed classes, %d match a Δ cycle; %d of %d listed Δ cycles observed\n",
+		strings.Join(o.Histories, ", "), strings.Join(o.Checkers, ", "), o.Anomalies, o.Mapped, o.Matched, o.CyclesObserved, len(r.Cycles))
+	for _, u := range o.Unmapped {
+		fmt.Fprintf(w, "  unmapped: %s\n", u)
+	}
+	for _, u := range o.NotPredicted {
+		fmt.Fprintf(w, "  matches no listed Δ cycle: %s\n", u)
+	}
+	for _, n := range o.Notes {
+		fmt.Fprintf(w, "  note: %s\n", n)
 	}
 }
 
@@ -149,7 +176,7 @@ func arrow(tip, dir [2]float64) string {
 var htmlTmpl = template.Must(template.New("a").Funcs(template.FuncMap{"pct": func(f float64) string { return fmt.Sprintf("%.1f%%", 100*f) }}).Parse(`<!doctype html>
 <html><head><meta charset="utf-8"><title>txray analyze — {{.R.Level}}</title>
 <style>body{font-family:sans-serif;margin:2em;max-width:1200px}code,pre,td.sql{font-family:monospace;font-size:12px}
-table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 6px;vertical-align:top}.rw{color:#c00}.ww{color:#06c}.wr{color:#080}
+table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 6px;vertical-align:top}.rw{color:#c00}.ww{color:#06c}.wr{color:#080}.obs{color:#a00;font-weight:bold}
 svg text{font-family:monospace;font-size:12px}</style></head><body>
 <h1>IsoDiff analysis at {{.R.Level}}</h1>
 <p>{{.R.Trace.Statements}} statements, {{.R.Trace.Transactions}} transactions ({{.R.Trace.Committed}} committed), {{len .R.Classes}} classes;
@@ -159,8 +186,12 @@ svg text{font-family:monospace;font-size:12px}</style></head><body>
 {{if .R.Targets}}<table><tr><th>column</th><th>breaks cycles</th><th>fix</th></tr>
 {{range .R.Targets}}<tr><td><code>{{.Column}}</code></td><td>{{range .Breaks}}<a href="#c{{.}}">#{{.}}</a> {{end}}</td><td>{{.Fix}}</td></tr>{{end}}</table>
 {{else}}<p>none: no Δ cycle.</p>{{end}}
+{{with .R.Observed}}<h2>Recorded histories</h2><p>{{range .Histories}}<code>{{.}}</code> {{end}}checked by {{range .Checkers}}{{.}} {{end}}:
+{{.Anomalies}} cycle anomalies, {{.Mapped}} mapped to analysed classes, {{.Matched}} match a Δ cycle; {{.CyclesObserved}} Δ cycles observed.
+{{range .Unmapped}}<br>unmapped: {{.}}{{end}}{{range .NotPredicted}}<br>matches no listed Δ cycle: {{.}}{{end}}{{range .Notes}}<br>note: {{.}}{{end}}</p>{{end}}
 <h2>Δ cycles ({{len .Cycles}})</h2>
-{{range .Cycles}}<h3 id="c{{.Index}}">#{{.Index}}{{if .BrokenBy}} — broken by <code>{{.BrokenBy}}</code>{{end}}{{if lt .Coverage 1.0}} (correlation coverage {{pct .Coverage}}){{end}}</h3>
+{{range .Cycles}}<h3 id="c{{.Index}}">#{{.Index}}{{if .BrokenBy}} — broken by <code>{{.BrokenBy}}</code>{{end}}{{if lt .Coverage 1.0}} (correlation coverage {{pct .Coverage}}){{end}}{{if .ObservedCount}} — <span class="obs">OBSERVED {{.ObservedCount}}×</span>{{end}}</h3>
+{{if .Observed}}<p class="obs">Observed in recorded histories: {{range .Observed}}<br>{{.History}}: {{.Type}} {{range $i, $t := .Txns}}{{if $i}} → {{end}}{{$t}}{{end}}{{if .Exact}} (same dependency types){{end}}{{end}}</p>{{end}}
 <svg width="{{.W}}" height="{{.H}}" viewBox="0 0 {{.W}} {{.H}}">
 {{range .SVG}}<path d="{{.Path}}" fill="none" stroke="#444"/><polygon points="{{.Head}}" fill="#444"/><text x="{{.LX}}" y="{{.LY}}" text-anchor="middle">{{.Label}}</text>
 {{end}}{{range .Nodes}}<rect x="{{.RX}}" y="{{.RY}}" width="{{.W}}" height="22" rx="4" fill="#fff" stroke="#000"/><text x="{{.X}}" y="{{.Y}}" dy="4" text-anchor="middle">{{.Label}}</text>

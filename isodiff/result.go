@@ -19,6 +19,8 @@ type Report struct {
 	Targets  []Target    `json:"target_columns"`
 	Rounds   []Stats     `json:"set_cover_rounds"`
 	Residual []int       `json:"unrepairable_cycles,omitempty"` // cycles no reparable column breaks
+	// Observed summarises the recorded histories given (nil when none).
+	Observed *ObserveSummary `json:"observed,omitempty"`
 	// Incomplete is set when the set cover stopped at MaxRounds.
 	Incomplete bool    `json:"incomplete,omitempty"`
 	Seconds    float64 `json:"seconds"`
@@ -45,6 +47,11 @@ type CycleInfo struct {
 	// for a cycle that appeared only after the first r TargetColumns were
 	// protected (another operation-level witness of a transaction cycle).
 	Round int `json:"round"`
+	// Observed lists (at most 5, an exact one first kept) anomalies of
+	// recorded histories with this cycle's shape (see Observe);
+	// ObservedCount counts them all.
+	Observed      []Observation `json:"observed,omitempty"`
+	ObservedCount int           `json:"observed_count,omitempty"`
 }
 
 // EdgeInfo is one dependency of a Δ cycle: From's statement and To's
@@ -104,7 +111,14 @@ func Analyze(app *App, opts Options) *Report {
 		}
 		rep.Classes = append(rep.Classes, ClassInfo{ID: c.ID, Label: c.Label, Instances: c.Instances, Replicas: r, Removed: !kept[c.ID], Stmts: c.Stmts})
 	}
-	cycles, st := m0.search()
+	start0 := time.Now()
+	st := m0.baseStats()
+	dps := m0.dangerousPaths()
+	st.DangerousPaths, st.Searched = len(dps), len(dps)
+	reps := m0.searchPaths(dps, &st)
+	cycles := distinctCycles(reps)
+	st.DeltaCycles = len(cycles)
+	st.SearchSeconds = time.Since(start0).Seconds()
 	rep.Stats = st
 	rep.Rounds = append(rep.Rounds, st)
 	if opts.MaxReport <= 0 {
@@ -130,7 +144,43 @@ func Analyze(app *App, opts Options) *Report {
 		t, c, _ := strings.Cut(col, ".")
 		return anyColMatch(opts.Hints.Irreparable, t, c)
 	}
-	for len(cur) > 0 {
+	verified := opts.FullRounds
+	for {
+		if len(cur) == 0 {
+			if verified || len(rep.Targets) == 0 {
+				break
+			}
+			// Incremental rounds leave paths that had no Δ cycle alone;
+			// once none is left, one full search confirms that the
+			// TargetColumns break every Δ cycle (a protection can make a
+			// new witness feasible), and the cover goes on if not.
+			verified = true
+			vs := time.Now()
+			st2 := m.baseStats()
+			dps = m.dangerousPaths()
+			st2.DangerousPaths, st2.Searched = len(dps), len(dps)
+			reps = m.searchPaths(dps, &st2)
+			cur = distinctCycles(reps)
+			st2.DeltaCycles = len(cur)
+			st2.SearchSeconds = time.Since(vs).Seconds()
+			rep.Rounds = append(rep.Rounds, st2)
+			// Cycles found only now are reported like the others.
+			for _, c := range cur {
+				if len(rep.Cycles) >= opts.MaxReport {
+					break
+				}
+				if _, ok := index[c.key]; !ok {
+					index[c.key] = len(rep.Cycles)
+					ci := m.info(len(rep.Cycles), c)
+					ci.Round = len(rep.Targets)
+					rep.Cycles = append(rep.Cycles, ci)
+					all = append(all, c)
+				}
+			}
+			if len(cur) == 0 {
+				break
+			}
+		}
 		if opts.MaxRounds > 0 && len(rep.Rounds) > opts.MaxRounds {
 			rep.Incomplete = true
 			break
@@ -177,7 +227,12 @@ func Analyze(app *App, opts Options) *Report {
 		protected[best] = true
 		m = prepare(app, opts, protected)
 		var st2 Stats
-		cur, st2 = m.search()
+		if opts.FullRounds {
+			cur, st2 = m.search()
+			st2.Searched = st2.DangerousPaths
+		} else {
+			cur, dps, reps, st2 = m.researchBroken(dps, reps)
+		}
 		rep.Rounds = append(rep.Rounds, st2)
 		// Cycles found only after a protection (a new witness) are
 		// reported too, so every column's breaks refer to a listed cycle.
@@ -199,9 +254,69 @@ func Analyze(app *App, opts Options) *Report {
 	return rep
 }
 
-// rwColumns are the columns of a cycle's rw dependencies.
+// researchBroken is a set-cover round after a column was protected:
+// protection only removes rw dependencies (a protected read conflicts like
+// a write), so the dangerous paths are a subset of the previous round's.
+// A path keeps its representative Δ cycle when every dependency of the
+// cycle is unchanged in the new model; the paths whose cycle the
+// protection broke are searched again (in parallel), and paths that had
+// no Δ cycle are not (IsoDiff §5's iteration restricted to the paths the
+// chosen column affects; Options.FullRounds searches every path).
+func (m *model) researchBroken(old []dpath, reps []*Cycle) ([]*Cycle, []dpath, []*Cycle, Stats) {
+	start := time.Now()
+	st := m.baseStats()
+	dps := m.dangerousPaths()
+	st.DangerousPaths = len(dps)
+	prev := make(map[dpath]int, len(old))
+	for i, d := range old {
+		prev[d] = i
+	}
+	next := make([]*Cycle, len(dps))
+	var redo []dpath
+	var at []int
+	for i, d := range dps {
+		j, ok := prev[d]
+		if ok && (reps[j] == nil || !m.broken(reps[j])) {
+			next[i] = reps[j]
+			continue
+		}
+		redo = append(redo, d)
+		at = append(at, i)
+	}
+	st.Searched = len(redo)
+	for k, c := range m.searchPaths(redo, &st) {
+		next[at[k]] = c
+	}
+	cur := distinctCycles(next)
+	st.DeltaCycles = len(cur)
+	st.SearchSeconds = time.Since(start).Seconds()
+	return cur, dps, next, st
+}
+
+// broken: some dependency of the cycle is not what it was (a protected
+// read turned an rw dependency into a ww one, or removed it).
+func (m *model) broken(c *Cycle) bool {
+	n := len(c.Nodes)
+	for i, e := range c.Edges {
+		if m.conflict(int(c.Nodes[i].c), int(e.a), int(c.Nodes[(i+1)%n].c), int(e.b)) != int(e.typ) {
+			return true
+		}
+	}
+	return false
+}
+
+// rwColumns are the columns of a cycle's rw dependencies (cached on the
+// cycle: the classes and their operations are the same in every round).
 func (m *model) rwColumns(c *Cycle) []string {
-	var out []string
+	if c.cols != nil {
+		return c.cols
+	}
+	c.cols = m.rwColumnsOf(c)
+	return c.cols
+}
+
+func (m *model) rwColumnsOf(c *Cycle) []string {
+	out := []string{}
 	seen := map[string]bool{}
 	for i, e := range c.Edges {
 		if e.typ != 2 {

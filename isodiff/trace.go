@@ -36,6 +36,10 @@ type Entry struct {
 	// Label names the transaction this statement belongs to (plain
 	// format "-- label: NAME" lines); "" when none.
 	Label string
+	// Txn is the recorder's id of the transaction this statement begins
+	// (plain format "-- txn: ID" lines, written by txray run --sql-trace:
+	// the id of the transaction in the recorded history); "" when none.
+	Txn string
 }
 
 // MaybeGunzip returns r decompressed when it starts with the gzip magic
@@ -102,10 +106,12 @@ func detect(head string) string {
 
 // readPlain reads SESSION<TAB>SQL[<TAB>PARAMS] lines. Blank lines and
 // lines starting with '#' are skipped; a statement "-- label: NAME" labels
-// the session's current (or next) transaction.
+// the session's current (or next) transaction, and "-- txn: ID" gives the
+// session's next transaction its recorder id.
 func readPlain(sc *bufio.Scanner, file string) ([]Entry, error) {
 	var out []Entry
 	labels := map[string]string{}
+	txns := map[string]string{}
 	ln := 0
 	for sc.Scan() {
 		ln++
@@ -122,7 +128,12 @@ func readPlain(sc *bufio.Scanner, file string) ([]Entry, error) {
 			labels[sess] = strings.TrimSpace(l)
 			continue
 		}
-		e := Entry{Session: sess, SQL: sql, Line: ln, Label: labels[sess]}
+		if id, ok := strings.CutPrefix(strings.TrimSpace(sql), "-- txn:"); ok {
+			txns[sess] = strings.TrimSpace(id)
+			continue
+		}
+		e := Entry{Session: sess, SQL: sql, Line: ln, Label: labels[sess], Txn: txns[sess]}
+		delete(txns, sess) // names the next statement's transaction only
 		if hasPs && strings.TrimSpace(ps) != "" {
 			var raw []any
 			if err := json.Unmarshal([]byte(ps), &raw); err != nil {

@@ -470,6 +470,9 @@ func runClient(ctx, runCtx context.Context, cfg *Config, d db.DB, wl workload.Wo
 	for claim() {
 		rec.Reset()
 		tctx, cancel := context.WithTimeout(ctx, cfg.TxnTimeout)
+		if tt, ok := conn.(db.TxnTracer); ok {
+			tt.TraceTxn(session + "-" + strconv.Itoa(seq)) // the history id (see add)
+		}
 		inv := clock()
 		err := conn.Begin(tctx)
 		if err == nil {

@@ -6,10 +6,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/txray/txray/check"
 	"github.com/txray/txray/history"
 	"github.com/txray/txray/isodiff"
 )
@@ -22,6 +26,7 @@ type analyzeFlags struct {
 	jsonOut                            bool
 	budget                             time.Duration
 	workers                            int
+	histories                          []string
 }
 
 func newAnalyzeCmd() *cobra.Command {
@@ -65,6 +70,7 @@ analysed, or the set cover stopped before every Δ cycle was broken).`,
 	fl.StringVar(&f.out, "out", "", "write an HTML report (DIR/analyze.html) with the Δ cycles drawn")
 	fl.DurationVar(&f.budget, "cycle-budget", 50*time.Millisecond, "time limit of the correlation check of one cycle (coverage is reported when it runs out)")
 	fl.IntVar(&f.workers, "workers", 0, "parallel workers over dangerous paths (0: GOMAXPROCS)")
+	fl.StringArrayVar(&f.histories, "history", nil, "a history recorded with the trace (txray run --sql-trace T --out DIR: DIR/history.jsonl); its anomalies (checked against serializable) mark the Δ cycles of their shape as observed; repeatable")
 	return c
 }
 
@@ -138,6 +144,11 @@ func runAnalyze(cmd *cobra.Command, args []string, f *analyzeFlags) error {
 	app := b.Build()
 	app.ApplyLabels(opts.Hints)
 	rep := isodiff.Analyze(app, opts)
+	for _, hp := range f.histories {
+		if err := observeHistory(cmd, rep, app, hp); err != nil {
+			return err
+		}
+	}
 	out := cmd.OutOrStdout()
 	if f.jsonOut {
 		enc := json.NewEncoder(out)
@@ -195,4 +206,71 @@ func analysedClasses(rep *isodiff.Report) int {
 		}
 	}
 	return n
+}
+
+// observeHistory checks a recorded history against serializable with the
+// strongest applicable checker and marks the Δ cycles whose shape its
+// cycle anomalies have (isodiff.Observe). The history's transactions are
+// found in the trace by their ids (txray run --sql-trace writes them).
+func observeHistory(cmd *cobra.Command, rep *isodiff.Report, app *isodiff.App, file string) error {
+	h, err := history.DecodeFile(file, "auto", history.DecodeOptions{})
+	if err != nil {
+		if history.IsInputError(err) {
+			return UsageErrorf("--history: %v", err)
+		}
+		return err
+	}
+	ok, notApp := check.Pick(h, "serializable")
+	if len(ok) == 0 {
+		var why []string
+		for n, r := range notApp {
+			why = append(why, n+": "+r)
+		}
+		sort.Strings(why)
+		return UsageErrorf("--history %s: no checker applies under serializable (%s)", file, strings.Join(why, "; "))
+	}
+	c := ok[0]
+	r, err := c.Check(cmd.Context(), h, check.Options{Model: "serializable", MaxAnomalies: -1})
+	if err != nil {
+		if history.IsInputError(err) {
+			return UsageErrorf("--history: %v", err)
+		}
+		return fmt.Errorf("--history %s: checker %s: %w", file, c.Name(), err)
+	}
+	var as []isodiff.HistoryAnomaly
+	for _, a := range r.Anomalies {
+		if len(a.Cycle) == 0 {
+			continue
+		}
+		var ha isodiff.HistoryAnomaly
+		ha.Type = a.Type
+		for _, st := range a.Cycle {
+			id := ""
+			if st.From >= 0 && int(st.From) < len(h.Txns) {
+				id = h.Txns[st.From].ID
+			}
+			ha.Txns = append(ha.Txns, id)
+			ha.Rels = append(ha.Rels, st.Rel)
+		}
+		as = append(as, ha)
+	}
+	isodiff.Observe(rep, app, file, as)
+	o := rep.Observed
+	if !slices.Contains(o.Checkers, c.Name()) {
+		o.Checkers = append(o.Checkers, c.Name())
+	}
+	switch {
+	case r.Verdict == check.Unknown:
+		o.Notes = append(o.Notes, fmt.Sprintf("%s: checker %s could not decide everything (%s): cycles not observed may still have happened", file, c.Name(), clipReason(r.Reason)))
+	case len(r.CountsAtLeast) > 0:
+		o.Notes = append(o.Notes, fmt.Sprintf("%s: the anomaly search stopped on its budget for %v: more anomalies may exist", file, r.CountsAtLeast))
+	}
+	return nil
+}
+
+func clipReason(s string) string {
+	if len(s) > 300 {
+		return s[:300] + "..."
+	}
+	return s
 }

@@ -139,6 +139,18 @@ func TestAnalyzeJSONSchema(t *testing.T) {
 	if err := os.WriteFile(empty, []byte("s1\tBEGIN\ns1\tSELECT 1\ns1\tCOMMIT\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A recorded history of two purchases that lost an update: the Δ
+	// cycle is observed.
+	hist := filepath.Join(dir, "h.jsonl")
+	if err := os.WriteFile(hist, []byte(`{"id":"p1","session":"a","status":"committed","ops":[{"f":"r","k":7,"v":null},{"f":"w","k":7,"v":1}]}
+{"id":"p2","session":"b","status":"committed","ops":[{"f":"r","k":7,"v":null},{"f":"w","k":7,"v":2}]}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	obsTrace := filepath.Join(dir, "obs.trace")
+	if err := os.WriteFile(obsTrace, []byte("a\t-- txn: p1\n"+strings.ReplaceAll(lostUpdateTrace, "s1\t", "a\t")+"b\t-- txn: p2\n"+strings.ReplaceAll(lostUpdateTrace, "s1\t", "b\t")), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	var cyclic string
 	for _, c := range []struct {
 		name   string
@@ -149,6 +161,7 @@ func TestAnalyzeJSONSchema(t *testing.T) {
 		{"cycles", []string{p}, ExitInvalid, true},
 		{"no-cycle", []string{"--level", "si", p}, ExitValid, false},
 		{"nothing-analysed", []string{empty}, ExitUnknown, false},
+		{"observed", []string{"--history", hist, obsTrace}, ExitInvalid, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			code, out, errs := genMain(append([]string{"analyze", "--json"}, c.args...)...)
@@ -162,6 +175,9 @@ func TestAnalyzeJSONSchema(t *testing.T) {
 			}
 			if c.cycles {
 				cyclic = out
+			}
+			if c.name == "observed" && !strings.Contains(out, `"observed_count": 1`) {
+				t.Errorf("no Δ cycle observed:\n%s", out)
 			}
 		})
 	}

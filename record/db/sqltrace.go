@@ -92,6 +92,16 @@ type tracedConn struct {
 	sess string
 }
 
+// TxnTracer is implemented by the sessions of a DB wrapped by TraceSQL:
+// TraceTxn names the session's next transaction in the trace with a
+// "-- txn: ID" line (the history's transaction id), so that txray analyze
+// can map history transactions to trace transactions and their classes.
+type TxnTracer interface {
+	TraceTxn(id string)
+}
+
+func (c *tracedConn) TraceTxn(id string) { c.t.line(c.sess, "-- txn: "+id, nil) }
+
 func (c *tracedConn) Begin(ctx context.Context) error {
 	c.t.line(c.sess, "BEGIN", nil)
 	return c.Conn.Begin(ctx)

@@ -405,8 +405,11 @@ func (t *tpccTx) orderStatus(a []int64) error {
 		return err
 	}
 	where := fmt.Sprintf("o_w_id = %d AND o_d_id = %d AND o_c_id = %d", wh, d, c)
-	orders, err := t.predRead("orders", where, "SELECT o_id, ver FROM "+tpccTable("orders")+" WHERE o_w_id = "+P(1)+" AND o_d_id = "+P(2)+" AND o_c_id = "+P(3),
-		[]any{wh, d, c}, 1, func(ids []int64) string { return key("o", wh, d, ids[0]) })
+	// §2.6.2.2: the customer's last order with its carrier (0 for an
+	// undelivered order, whose o_carrier_id is NULL) and its lines with
+	// their delivery dates, so Order-Status sees what Delivery writes.
+	orders, err := t.predRead("orders", where, "SELECT o_id, COALESCE(o_carrier_id, 0), ver FROM "+tpccTable("orders")+" WHERE o_w_id = "+P(1)+" AND o_d_id = "+P(2)+" AND o_c_id = "+P(3),
+		[]any{wh, d, c}, 2, func(ids []int64) string { return key("o", wh, d, ids[0]) })
 	if err != nil || len(orders) == 0 {
 		return err
 	}
@@ -415,8 +418,8 @@ func (t *tpccTx) orderStatus(a []int64) error {
 		last = max(last, o[0])
 	}
 	where = fmt.Sprintf("ol_w_id = %d AND ol_d_id = %d AND ol_o_id = %d", wh, d, last)
-	_, err = t.predRead("order_line", where, "SELECT ol_number, ver FROM "+tpccTable("order_line")+" WHERE ol_w_id = "+P(1)+" AND ol_d_id = "+P(2)+" AND ol_o_id = "+P(3),
-		[]any{wh, d, last}, 1, func(ids []int64) string { return key("ol", wh, d, last, ids[0]) })
+	_, err = t.predRead("order_line", where, "SELECT ol_number, COALESCE(ol_delivery_d, 0), ver FROM "+tpccTable("order_line")+" WHERE ol_w_id = "+P(1)+" AND ol_d_id = "+P(2)+" AND ol_o_id = "+P(3),
+		[]any{wh, d, last}, 2, func(ids []int64) string { return key("ol", wh, d, last, ids[0]) })
 	return err
 }
 
