@@ -35,7 +35,15 @@ type Interner struct {
 	// (the common case: generated values and keys): dense[v] = id+1, 0 if
 	// absent.
 	dense []int32
+	// off is the id of the first table entry: 0, or IdentityLimit for an
+	// identity interner (NewIdentityInterner), whose small integers are
+	// their own ids and are never stored.
+	off int32
 }
+
+// IdentityLimit bounds the integers an identity interner maps to
+// themselves: 0 <= v < IdentityLimit has id v.
+const IdentityLimit = 1 << 30
 
 // denseLimit bounds the direct-index table (entries).
 const denseLimit = 1 << 26
@@ -45,9 +53,27 @@ func NewInterner() *Interner {
 	return &Interner{ints: map[int64]int32{}, strs: map[string]int32{}}
 }
 
+// NewIdentityInterner returns an interner whose ids need no table for the
+// common case: an integer 0 <= v < IdentityLimit is its own id and is not
+// stored; other integers and strings get ids from IdentityLimit up, stored
+// as usual. Its memory is therefore bounded by the distinct strings and
+// out-of-range integers, not by the distinct values seen, which suits a
+// stream checked online (txray watch), where every write may bring a new
+// value. Ids are not dense: Len is an upper bound on ids, not a count, and
+// tables indexed by id must not be sized by it.
+func NewIdentityInterner() *Interner {
+	in := NewInterner()
+	in.off = IdentityLimit
+	return in
+}
+
 // Int interns an integer.
 func (in *Interner) Int(v int64) int32 {
-	if v >= 0 && v < denseLimit {
+	if in.off != 0 {
+		if v >= 0 && v < IdentityLimit {
+			return int32(v)
+		}
+	} else if v >= 0 && v < denseLimit {
 		if v < int64(len(in.dense)) {
 			if id := in.dense[v]; id != 0 {
 				return id - 1
@@ -75,18 +101,19 @@ func (in *Interner) Int(v int64) int32 {
 
 // add appends an id holding v (for a string, its strTab index).
 func (in *Interner) add(v int64, str bool) int32 {
-	id := int32(len(in.vals))
+	i := int32(len(in.vals))
 	in.vals = append(in.vals, v)
-	if int(id)/64 >= len(in.isStr) {
+	if int(i)/64 >= len(in.isStr) {
 		in.isStr = append(in.isStr, 0)
 	}
 	if str {
-		in.isStr[id/64] |= 1 << (id % 64)
+		in.isStr[i/64] |= 1 << (i % 64)
 	}
-	return id
+	return in.off + i
 }
 
-func (in *Interner) str(id int32) bool { return in.isStr[id/64]&(1<<(id%64)) != 0 }
+// str reports whether table entry i (id - off) is a string.
+func (in *Interner) str(i int32) bool { return in.isStr[i/64]&(1<<(i%64)) != 0 }
 
 // Str interns a string.
 func (in *Interner) Str(s string) int32 {
@@ -107,9 +134,14 @@ func (in *Interner) Scalar(s Scalar) int32 {
 	return in.Int(s.I)
 }
 
-// LookupInt returns the id of an integer without interning it.
+// LookupInt returns the id of an integer without interning it (for an
+// identity interner, every 0 <= v < IdentityLimit has one: itself).
 func (in *Interner) LookupInt(v int64) (int32, bool) {
-	if v >= 0 && v < denseLimit {
+	if in.off != 0 {
+		if v >= 0 && v < IdentityLimit {
+			return int32(v), true
+		}
+	} else if v >= 0 && v < denseLimit {
 		if v < int64(len(in.dense)) && in.dense[v] != 0 {
 			return in.dense[v] - 1, true
 		}
@@ -124,6 +156,10 @@ func (in *Interner) LookupStr(s string) (int32, bool) { id, ok := in.strs[s]; re
 
 // Get returns the scalar for id.
 func (in *Interner) Get(id int32) Scalar {
+	if id < in.off {
+		return Scalar{I: int64(id)}
+	}
+	id -= in.off
 	v := in.vals[id]
 	if in.str(id) {
 		return Scalar{S: in.strTab[v], IsStr: true}
@@ -133,20 +169,21 @@ func (in *Interner) Get(id int32) Scalar {
 
 // String renders id; out-of-range ids render as "?<id>".
 func (in *Interner) String(id int32) string {
-	if id < 0 || int(id) >= len(in.vals) {
+	if id < 0 || int(id) >= int(in.off)+len(in.vals) {
 		return "?" + strconv.Itoa(int(id))
 	}
 	return in.Get(id).String()
 }
 
-// Len is the number of interned scalars.
-func (in *Interner) Len() int { return len(in.vals) }
+// Len is the number of interned scalars (for an identity interner, an
+// upper bound on its ids: IdentityLimit plus the stored scalars).
+func (in *Interner) Len() int { return int(in.off) + len(in.vals) }
 
 // Reset empties the interner, keeping its allocated tables for reuse. Cost
 // is proportional to the number of interned scalars, not to table sizes.
 func (in *Interner) Reset() {
-	for id, v := range in.vals {
-		if !in.str(int32(id)) && v >= 0 && v < int64(len(in.dense)) {
+	for i, v := range in.vals {
+		if !in.str(int32(i)) && v >= 0 && v < int64(len(in.dense)) {
 			in.dense[v] = 0
 		}
 	}

@@ -88,3 +88,59 @@ func TestInternerMixedResetGrow(t *testing.T) {
 		}
 	}
 }
+
+// TestIdentityInternerStoresNoSmallInts: an identity interner maps small
+// non-negative integers to themselves without storing them (txray watch
+// sees a new value with every write, and a table of every value ever seen
+// grew without bound), keeps integers and strings distinct, and renders
+// every id back to its scalar.
+func TestIdentityInternerStoresNoSmallInts(t *testing.T) {
+	in := NewIdentityInterner()
+	for v := int64(0); v < 100000; v++ {
+		if id := in.Int(v); id != int32(v) {
+			t.Fatalf("Int(%d) = %d", v, id)
+		}
+	}
+	if len(in.vals) != 0 || len(in.dense) != 0 || len(in.ints) != 0 {
+		t.Fatalf("small integers were stored: %d vals, %d dense, %d ints", len(in.vals), len(in.dense), len(in.ints))
+	}
+	big, neg := in.Int(IdentityLimit+5), in.Int(-3)
+	s1, s7 := in.Str("1"), in.Str("x7")
+	ids := map[int32]Scalar{1: {I: 1}, 99999: {I: 99999}, big: {I: IdentityLimit + 5}, neg: {I: -3}, s1: {S: "1", IsStr: true}, s7: {S: "x7", IsStr: true}}
+	seen := map[int32]bool{}
+	for id, want := range ids {
+		if seen[id] {
+			t.Fatalf("id %d given twice", id)
+		}
+		seen[id] = true
+		if got := in.Get(id); got != want {
+			t.Errorf("Get(%d) = %+v, want %+v", id, got, want)
+		}
+		if got := in.String(id); got != want.String() {
+			t.Errorf("String(%d) = %q, want %q", id, got, want.String())
+		}
+	}
+	for _, id := range []int32{big, neg, s1, s7} {
+		if id < IdentityLimit {
+			t.Errorf("stored scalar got id %d below IdentityLimit", id)
+		}
+	}
+	if in.Int(IdentityLimit+5) != big || in.Str("1") != s1 || in.Int(-3) != neg {
+		t.Error("re-interning gave new ids")
+	}
+	if id, ok := in.LookupInt(42); !ok || id != 42 {
+		t.Errorf("LookupInt(42) = %d %v", id, ok)
+	}
+	if id, ok := in.LookupInt(-3); !ok || id != neg {
+		t.Errorf("LookupInt(-3) = %d %v", id, ok)
+	}
+	if _, ok := in.LookupInt(-4); ok {
+		t.Error("LookupInt(-4) found an integer never interned")
+	}
+	if in.Len() != IdentityLimit+4 {
+		t.Errorf("Len = %d", in.Len())
+	}
+	if got := in.String(IdentityLimit + 4); got != "?"+strconv.Itoa(IdentityLimit+4) {
+		t.Errorf("String of an unassigned id = %q", got)
+	}
+}

@@ -1,6 +1,7 @@
 package leopard
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/txray/txray/check"
@@ -82,5 +83,43 @@ func TestSSIOpenStructureWarned(t *testing.T) {
 	r := run(t, h, "postgres:serializable")
 	if r.Verdict != check.Valid || r.Stats["ssi_open_structures"] != int64(1) || len(r.Warnings) == 0 {
 		t.Fatalf("got %s %v %v", r.Verdict, r.Stats["ssi_open_structures"], r.Warnings)
+	}
+}
+
+// TestOnlineQuietKeyKeepsOnlyItsLastVersion: once a key's older versions
+// are collected and nothing reads it, its state holds exactly its last
+// version, with no spare capacity (a stream that keeps creating keys keeps
+// one such state per key ever written, so the capacity a key had while
+// busy was most of the online verifier's memory), and the verdict is
+// unchanged: a later read of the old value is still a cr violation.
+func TestOnlineQuietKeyKeepsOnlyItsLastVersion(t *testing.T) {
+	var specs []spec
+	at := int64(0)
+	for i := 1; i <= 6; i++ {
+		specs = append(specs, tx(1, at, at+10, fmt.Sprintf("w x %d %d %d", i, at+2, at+3)))
+		at += 20
+	}
+	// Traffic on another key, enough for a collection pass (gcEvery traces).
+	for i := 0; i < gcEvery/3+10; i++ {
+		specs = append(specs, tx(2, at, at+10, fmt.Sprintf("w f %d %d %d", 100+i, at+2, at+3)))
+		at += 20
+	}
+	specs = append(specs, tx(1, at+1000, at+1010, fmt.Sprintf("r x 5 %d %d", at+1002, at+1003)))
+	h := build(t, specs...)
+	p, _ := model.LookupProfile("postgres:repeatable-read")
+	on := NewOnline(p, OnlineOptions{Keys: h.Keys, Values: h.Values, Window: true})
+	last := len(h.Txns) - 1
+	for i := 0; i < last; i++ {
+		on.Add(&h.Txns[i])
+	}
+	on.Advance(at + 500)
+	x, _ := h.Keys.LookupStr("x")
+	if ws := on.e.keys[x].writers; len(ws) != 1 || cap(ws) != 1 || ws[0].val != h.Txns[5].Ops[0].Value {
+		t.Fatalf("quiet key keeps %d versions, capacity %d", len(ws), cap(ws))
+	}
+	on.Add(&h.Txns[last])
+	r := on.Flush()
+	if off := run(t, h, "postgres:repeatable-read"); r.Verdict != check.Invalid || !has(r, model.CR) || off.Verdict != r.Verdict {
+		t.Fatalf("online %s %v, offline %s %v: want cr on both", r.Verdict, r.AnomalyTypes, off.Verdict, off.AnomalyTypes)
 	}
 }

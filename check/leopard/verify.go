@@ -595,7 +595,17 @@ func (e *engine) gc(w int64) {
 		if len(ks.writers) > 1 || len(ks.reads) > 0 {
 			keep = append(keep, k)
 		} else {
+			// The key goes quiet with at most its last version: keep
+			// exactly that (a stream that keeps creating keys holds one
+			// such key per key ever written, so slack capacity there is
+			// the bulk of the verifier's memory).
 			ks.dirty = false
+			if cap(ks.writers) > len(ks.writers) {
+				ks.writers = append([]writer(nil), ks.writers...)
+			}
+			if cap(ks.reads) > 0 {
+				ks.reads = nil
+			}
 		}
 	}
 	clear(e.dirtyKeys[len(keep):])

@@ -91,11 +91,19 @@ func permute(n int, f func(p []int) bool) bool {
 }
 
 // readsOK: txn t's reads, seeing state st (key -> value id) plus its own writes.
+// A nil read of an unknown-outcome transaction is an unknown result, not a
+// read of the initial state (docs/recorder.md, Outcomes; Jepsen's :info
+// convention, followed by regread and the checker): it constrains nothing
+// (FuzzCheck input c21890a87219c564: the oracle called [w 0 1, r 0 nil],
+// observed by a committed reader, impossible).
 func readsOK(t *history.Txn, st map[int32]int32) bool {
 	own := map[int32]int32{}
 	for _, o := range t.Ops {
 		if o.Kind == history.Write {
 			own[o.Key] = o.Value
+			continue
+		}
+		if t.Status == history.Unknown && o.Value == history.NoValue {
 			continue
 		}
 		want, ok := own[o.Key]

@@ -169,7 +169,7 @@ func build(h *history.History, ra *regread.Analysis, si, session, rt bool, ev ev
 				}
 				writes[o.Key] = append(writes[o.Key], wr{int32(node), o.Value, int32(j)})
 			case history.Read:
-				if o.IsList {
+				if o.IsList || unknownResult(t, j) {
 					continue
 				}
 				if wroteBefore(t, j) {
@@ -516,13 +516,24 @@ func wroteBefore(t *history.Txn, j int) bool {
 	return false
 }
 
+// unknownResult reports whether op j of t is a read whose result is
+// unknown: a nil register read of an unknown-outcome transaction
+// (docs/recorder.md, Outcomes: such a transaction's reads are recorded as
+// unknown, nil for a register read; Jepsen's :info convention, as in
+// regread). It is neither a read of the initial state nor evidence of any
+// dependency, even when the transaction was observed to commit.
+func unknownResult(t *history.Txn, j int) bool {
+	o := &t.Ops[j]
+	return t.Status == history.Unknown && o.Kind == history.Read && !o.IsList && o.Value == history.NoValue
+}
+
 // firstReadOf returns the index of the transaction's first read of the
 // key op j reads: only that read is external (a later read that differs,
 // with no write of the key in between, is an internal anomaly).
 func firstReadOf(t *history.Txn, j int) int {
 	k := t.Ops[j].Key
 	for i := 0; i < j; i++ {
-		if t.Ops[i].Kind == history.Read && t.Ops[i].Key == k && !t.Ops[i].IsList {
+		if t.Ops[i].Kind == history.Read && t.Ops[i].Key == k && !t.Ops[i].IsList && !unknownResult(t, i) {
 			return i
 		}
 	}

@@ -74,11 +74,21 @@ application SQL traces for transactions that break under weak levels.`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &ExitError{Code: ExitUsage, Err: err}
 	})
-	var cpuProfile string
+	var cpuProfile, memProfile string
 	var stopProfile func()
 	root.PersistentFlags().StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile (pprof) of the command to this file")
 	root.PersistentFlags().Lookup("cpuprofile").Hidden = true
+	root.PersistentFlags().StringVar(&memProfile, "memprofile", "", "write a heap profile (pprof) to this file when the command ends; it shows the live heap as of the last garbage collection (no collection is forced, so state the command held until its end is still in it)")
+	root.PersistentFlags().Lookup("memprofile").Hidden = true
 	root.PersistentPreRunE = func(c *cobra.Command, args []string) error {
+		if memProfile != "" {
+			stopProfile = func() {
+				if f, err := os.Create(memProfile); err == nil {
+					pprof.WriteHeapProfile(f)
+					f.Close()
+				}
+			}
+		}
 		if cpuProfile == "" {
 			return nil
 		}
@@ -90,7 +100,14 @@ application SQL traces for transactions that break under weak levels.`,
 			f.Close()
 			return err
 		}
-		stopProfile = func() { pprof.StopCPUProfile(); f.Close() }
+		memStop := stopProfile
+		stopProfile = func() {
+			pprof.StopCPUProfile()
+			f.Close()
+			if memStop != nil {
+				memStop()
+			}
+		}
 		return nil
 	}
 	for _, f := range commands {
@@ -105,7 +122,8 @@ application SQL traces for transactions that break under weak levels.`,
 	return root
 }
 
-// profileStop ends a --cpuprofile started by the last NewRoot.
+// profileStop ends a --cpuprofile started by the last NewRoot and writes
+// its --memprofile.
 var profileStop = func() {}
 
 // Main runs the CLI with args and returns the process exit code.

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/txray/txray/check/leopard"
+	"github.com/txray/txray/history"
 	"github.com/txray/txray/history/jsonl"
 )
 
@@ -53,6 +54,11 @@ type beginSample struct {
 func newLeopardWatcher(modelName string, maxPerType int, name string, window time.Duration) (*leopardWatcher, error) {
 	dec := jsonl.NewLineDecoder(name)
 	h := dec.History()
+	// Values only need to compare equal and render: integer values are
+	// their own ids, so the interner does not keep every value the
+	// stream ever wrote (a table of them grew by about 17 bytes per
+	// write without bound). Nothing here sizes a table by value id.
+	h.Values = history.NewIdentityInterner()
 	on, err := leopard.NewOnlineModel(modelName, leopard.OnlineOptions{Keys: h.Keys, Values: h.Values, MaxPerType: maxPerType, Window: true})
 	if err != nil {
 		return nil, UsageErrorf("--model: %v", err)
