@@ -96,6 +96,14 @@ type Builder struct {
 	anySession     bool
 	ops            []history.Op
 	posInv, posCom []int64 // per txn: positions of invocation and completion
+	// Arenas of the fast path (fast.go): ops and list elements of
+	// completions are carved from them; freeOps recycles the op buffers
+	// of invocations whose completion carried its own :value; lastList
+	// caches per key id the last list read's integers and ids.
+	opArena  []history.Op
+	valArena []int32
+	freeOps  [][]history.Op
+	lastList [][]listElem
 	// pos counts client records in file order: Elle derives real-time
 	// order from the order of invocations and completions in the history,
 	// so histories without :time use these positions as their clock.
@@ -370,7 +378,15 @@ func (b *Builder) add(rec *record) error {
 	} else {
 		delete(b.pending, p)
 	}
-	return b.emit(pd, rec, b.H.Sessions.Int(p))
+	if err := b.emit(pd, rec, b.H.Sessions.Int(p)); err != nil {
+		return err
+	}
+	if pd != nil && !rec.noVal && cap(pd.ops) > 0 {
+		// The completion's own ops were used: the invocation's buffer
+		// can hold a later invocation's ops.
+		b.freeOps = append(b.freeOps, pd.ops[:0])
+	}
+	return nil
 }
 
 // emit adds the transaction for completion rec (invocation pd, possibly nil).

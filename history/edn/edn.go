@@ -14,6 +14,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"runtime"
 	"sort"
 	"strconv"
 
@@ -65,9 +66,18 @@ func Sniff(prefix []byte) int {
 // Decode reads a Jepsen EDN history. Errors are *history.InputError naming
 // the line (and the field where one is at fault).
 func Decode(r io.Reader, opts history.DecodeOptions) (*history.History, error) {
-	rd := edn.NewReader(r)
 	b := NewBuilder(opts.Name, opts.Workload)
-	if err := Feed(rd, b, opts.Name); err != nil {
+	var err error
+	if fastOff {
+		err = Feed(edn.NewReader(r), b, opts.Name)
+	} else if opts.SizeHint >= parallelMin && runtime.GOMAXPROCS(0) >= parallelProcs {
+		src := startChunks(r, runtime.GOMAXPROCS(0))
+		err = decodeStream(src, b, opts.Name, opts.SizeHint)
+		close(src.stop)
+	} else {
+		err = decodeStream(&lineSrc{br: bufio.NewReaderSize(r, 1<<16)}, b, opts.Name, opts.SizeHint)
+	}
+	if err != nil {
 		return nil, err
 	}
 	h, err := b.Finish()
@@ -78,16 +88,13 @@ func Decode(r io.Reader, opts history.DecodeOptions) (*history.History, error) {
 	return h, nil
 }
 
+// fastOff disables the fast path (differential tests).
+var fastOff bool
+
 // Feed reads op maps from rd into b: either a stream of top-level maps or a
 // single top-level vector/list of maps. Syntax errors become InputErrors.
 func Feed(rd *edn.Reader, b *Builder, file string) error {
-	synErr := func(err error) error {
-		var se *edn.SyntaxError
-		if errors.As(err, &se) {
-			return &history.InputError{File: file, Line: se.Line, Msg: "column " + strconv.Itoa(se.Col) + ": " + se.Msg}
-		}
-		return err
-	}
+	synErr := func(err error) error { return synErr(err, file) }
 	c, err := rd.Peek()
 	if err == io.EOF {
 		return nil
@@ -143,6 +150,15 @@ func Feed(rd *edn.Reader, b *Builder, file string) error {
 			return err
 		}
 	}
+}
+
+// synErr turns a syntax error of the reader into an InputError.
+func synErr(err error, file string) error {
+	var se *edn.SyntaxError
+	if errors.As(err, &se) {
+		return &history.InputError{File: file, Line: se.Line, Msg: "column " + strconv.Itoa(se.Col) + ": " + se.Msg}
+	}
+	return err
 }
 
 // Encode writes h as a Jepsen EDN history, one op map per line: for each

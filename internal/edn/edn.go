@@ -1188,3 +1188,22 @@ func (r *Reader) dispatch(v Value) (Value, error) {
 	}
 	return v, r.errf("unsupported dispatch #%c", c)
 }
+
+// Buffered returns the input the Reader has read from its source but not
+// consumed yet (valid until the next call on the Reader). A caller that
+// shares the source with the Reader uses it to find where the Reader
+// stopped.
+func (r *Reader) Buffered() []byte { return r.buf[r.pos:r.end] }
+
+// Resync discards the buffered input (see Buffered) and numbers the next
+// byte the Reader reads from its source as the first of line. It lets a
+// caller that reads some lines of the source itself hand the rest back to
+// the Reader with correct positions. A byte-order mark is no longer
+// skipped after Resync (it is only skipped at the start of the input).
+func (r *Reader) Resync(line int) {
+	r.base += int64(r.end)
+	r.pos, r.end = 0, 0
+	r.line = line
+	r.lineStart = r.base
+	r.started = true
+}

@@ -1,0 +1,859 @@
+package edn
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+
+	"github.com/txray/txray/history"
+	"github.com/txray/txray/internal/edn"
+)
+
+// The fast path. Jepsen and Elle write one op map per line,
+//
+//	{:index 4, :time 123, :type :ok, :process 0, :f :txn, :value [[:append 1 2] [:r 3 [1 2]]]}
+//
+// (fields in any order). Such a line is scanned straight into a record,
+// without building EDN values: a map of the fields :type, :process, :f,
+// :value, :time and :index, each at most once, whose values are keywords,
+// integers of at most 18 digits, nil, strings without escapes, and a
+// :value vector of micro-ops [f k] / [f k v] with f one of :r :read :w
+// :write :append and a v that is a scalar or a flat vector of scalars.
+// Everything else — other fields, tagged records, comments, maps over
+// several lines, the top-level-vector form, and every malformed line — is
+// read by the general reader (package internal/edn) exactly as Feed reads
+// it, one top-level value at a time, with the same line numbers; the fast
+// path resumes at the next line once the general reader has consumed a
+// whole line. The fast path interns scalars and fills the Builder in the
+// order Builder.Add does, so both paths produce the same history, ids and
+// errors (differential test and fuzz target in fast_test.go).
+
+// scal is a scanned key or value: an integer i (n < 0), or the text of a
+// keyword or string at line[off:off+n]. Offsets instead of slices keep the
+// scan tables free of pointers.
+type scal struct {
+	i      int64
+	off, n int32
+}
+
+const (
+	vNone   uint8 = iota // [f k] or nil
+	vScalar              // [f k v]
+	vList                // [f k [v ...]]
+)
+
+type fmop struct {
+	kind   history.Kind
+	vkind  uint8
+	key    scal
+	val    scal
+	l0, l1 int32 // list elements: scanTab.elems[l0:l1]
+}
+
+// scanTab holds the micro-ops and list elements of scanned lines.
+type scanTab struct {
+	mops  []fmop
+	elems []scal
+}
+
+// fline is one scanned op map.
+type fline struct {
+	seen   uint8 // fields present (bits f*)
+	typ    OpType
+	proc   uint8 // pNil (absent or nil), pInt, pName
+	procI  int64
+	f      scal // :f keyword name when fSet
+	fSet   bool
+	hasT   bool
+	time   int64
+	hasIdx bool
+	index  int64
+	valVec bool  // :value is a vector (else absent or nil)
+	m0, m1 int32 // micro-ops: scanTab.mops[m0:m1]
+	line   []byte
+}
+
+const (
+	fType = 1 << iota
+	fProcess
+	fF
+	fValue
+	fTime
+	fIndex
+)
+
+const (
+	pNil uint8 = iota
+	pInt
+	pName
+)
+
+// isFastDelim: bytes that may follow a token in the fast grammar.
+var isFastDelim = [256]bool{' ': true, '\t': true, '\r': true, '\n': true, ',': true, ']': true, '}': true}
+
+func isWS(c byte) bool { return c == ' ' || c == ',' || c == '\t' || c == '\r' }
+
+func skipWS(b []byte, i int) int {
+	for i < len(b) && isWS(b[i]) {
+		i++
+	}
+	return i
+}
+
+// keyword scans :name at b[i] (name: a letter, then letters, digits, '-'
+// and '_') followed by a delimiter; it returns the name and the index after
+// it, or ok false.
+func keyword(b []byte, i int) (name []byte, j int, ok bool) {
+	if i >= len(b) || b[i] != ':' {
+		return nil, 0, false
+	}
+	j = i + 1
+	if j >= len(b) || !(b[j] >= 'a' && b[j] <= 'z' || b[j] >= 'A' && b[j] <= 'Z') {
+		return nil, 0, false
+	}
+	for j < len(b) {
+		c := b[j]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' {
+			j++
+			continue
+		}
+		break
+	}
+	if j >= len(b) || !isFastDelim[b[j]] {
+		return nil, 0, false
+	}
+	return b[i+1 : j], j, true
+}
+
+// integer scans -?(0|[1-9][0-9]{0,17}) followed by a delimiter.
+func integer(b []byte, i int) (n int64, j int, ok bool) {
+	neg := false
+	if i < len(b) && b[i] == '-' {
+		neg = true
+		i++
+	}
+	j = i
+	for j < len(b) && b[j] >= '0' && b[j] <= '9' && j-i < 18 {
+		n = n*10 + int64(b[j]-'0')
+		j++
+	}
+	if j == i || j >= len(b) || !isFastDelim[b[j]] || (b[i] == '0' && j-i > 1) || (neg && n == 0) {
+		return 0, 0, false
+	}
+	if neg {
+		n = -n
+	}
+	return n, j, true
+}
+
+// scalar scans an integer, a keyword or a string without escapes.
+func scanScalar(b []byte, i int) (s scal, j int, ok bool) {
+	if i >= len(b) {
+		return s, 0, false
+	}
+	switch c := b[i]; {
+	case c == ':':
+		var name []byte
+		name, j, ok = keyword(b, i)
+		s.off, s.n = int32(i+1), int32(len(name))
+		return s, j, ok
+	case c == '"':
+		for j = i + 1; j < len(b); j++ {
+			switch b[j] {
+			case '"':
+				if j+1 >= len(b) || !isFastDelim[b[j+1]] {
+					return s, 0, false
+				}
+				s.off, s.n = int32(i+1), int32(j-i-1)
+				return s, j + 1, true
+			case '\\', '\n':
+				return s, 0, false
+			}
+		}
+		return s, 0, false
+	case c == '-' || c >= '0' && c <= '9':
+		s.i, j, ok = integer(b, i)
+		s.n = -1
+		return s, j, ok
+	}
+	return s, 0, false
+}
+
+func isNil(b []byte, i int) bool {
+	return len(b) > i+3 && b[i] == 'n' && b[i+1] == 'i' && b[i+2] == 'l' && isFastDelim[b[i+3]]
+}
+
+// scan scans line b into l, appending its micro-ops to t; false means the
+// general reader must read it (t is then as before).
+func (l *fline) scan(b []byte, t *scanTab) bool {
+	nm, ne := len(t.mops), len(t.elems)
+	if l.scan1(b, t) {
+		return true
+	}
+	t.mops, t.elems = t.mops[:nm], t.elems[:ne]
+	return false
+}
+
+func (l *fline) scan1(b []byte, t *scanTab) bool {
+	l.seen, l.proc, l.fSet, l.hasT, l.hasIdx, l.valVec = 0, pNil, false, false, false, false
+	l.line = b
+	l.m0 = int32(len(t.mops))
+	l.m1 = l.m0
+	if len(b) > 1<<30 {
+		return false
+	}
+	i := skipWS(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return false
+	}
+	i++
+	for {
+		i = skipWS(b, i)
+		if i >= len(b) {
+			return false
+		}
+		if b[i] == '}' {
+			i++
+			break
+		}
+		name, j, ok := keyword(b, i)
+		if !ok {
+			return false
+		}
+		var bit uint8
+		switch string(name) {
+		case "type":
+			bit = fType
+		case "process":
+			bit = fProcess
+		case "f":
+			bit = fF
+		case "value":
+			bit = fValue
+		case "time":
+			bit = fTime
+		case "index":
+			bit = fIndex
+		default:
+			return false
+		}
+		if l.seen&bit != 0 {
+			return false
+		}
+		l.seen |= bit
+		i = skipWS(b, j)
+		if i >= len(b) {
+			return false
+		}
+		switch bit {
+		case fType:
+			t, j, ok := keyword(b, i)
+			if !ok {
+				return false
+			}
+			if l.typ, ok = parseTypeBytes(t); !ok {
+				return false
+			}
+			i = j
+		case fProcess:
+			switch {
+			case isNil(b, i):
+				i += 3
+			case b[i] == ':':
+				if _, j, ok = keyword(b, i); !ok {
+					return false
+				}
+				l.proc, i = pName, j
+			default:
+				if l.procI, j, ok = integer(b, i); !ok {
+					return false
+				}
+				l.proc, i = pInt, j
+			}
+		case fF:
+			if isNil(b, i) {
+				i += 3
+				break
+			}
+			if l.f, j, ok = scanScalar(b, i); !ok || b[i] != ':' {
+				return false
+			}
+			l.fSet, i = true, j
+		case fTime, fIndex:
+			if isNil(b, i) {
+				i += 3
+				break
+			}
+			n, j, ok := integer(b, i)
+			if !ok {
+				return false
+			}
+			if bit == fTime {
+				l.hasT, l.time = true, n
+			} else {
+				l.hasIdx, l.index = true, n
+			}
+			i = j
+		case fValue:
+			if isNil(b, i) {
+				i += 3
+				break
+			}
+			if i, ok = t.scanMops(b, i); !ok {
+				return false
+			}
+			l.m1 = int32(len(t.mops))
+			l.valVec = true
+		}
+	}
+	// Only white space may follow the map on its line.
+	for ; i < len(b); i++ {
+		if !isWS(b[i]) && b[i] != '\n' {
+			return false
+		}
+	}
+	return l.seen&fType != 0
+}
+
+func parseTypeBytes(b []byte) (OpType, bool) {
+	switch string(b) {
+	case "invoke":
+		return Invoke, true
+	case "ok":
+		return OK, true
+	case "fail":
+		return Fail, true
+	case "info":
+		return Info, true
+	}
+	return 0, false
+}
+
+// scanMops scans a :value vector of micro-ops at b[i] == '['.
+func (l *scanTab) scanMops(b []byte, i int) (int, bool) {
+	if b[i] != '[' {
+		return 0, false
+	}
+	i++
+	for {
+		i = skipWS(b, i)
+		if i >= len(b) {
+			return 0, false
+		}
+		if b[i] == ']' {
+			i++
+			if i >= len(b) || !isFastDelim[b[i]] {
+				return 0, false
+			}
+			return i, true
+		}
+		if b[i] != '[' {
+			return 0, false
+		}
+		i = skipWS(b, i+1)
+		f, j, ok := keyword(b, i)
+		if !ok {
+			return 0, false
+		}
+		var m fmop
+		switch string(f) {
+		case "r", "read":
+			m.kind = history.Read
+		case "w", "write":
+			m.kind = history.Write
+		case "append":
+			m.kind = history.Append
+		default:
+			return 0, false
+		}
+		i = skipWS(b, j)
+		if m.key, i, ok = scanScalar(b, i); !ok {
+			return 0, false
+		}
+		i = skipWS(b, i)
+		if i >= len(b) {
+			return 0, false
+		}
+		switch c := b[i]; {
+		case c == ']':
+		case c == '[':
+			m.vkind = vList
+			m.l0 = int32(len(l.elems))
+			i++
+			for {
+				i = skipWS(b, i)
+				if i >= len(b) {
+					return 0, false
+				}
+				if b[i] == ']' {
+					i++
+					break
+				}
+				var e scal
+				if e, i, ok = scanScalar(b, i); !ok {
+					return 0, false
+				}
+				l.elems = append(l.elems, e)
+			}
+			m.l1 = int32(len(l.elems))
+			i = skipWS(b, i)
+		case isNil(b, i):
+			i = skipWS(b, i+3)
+		default:
+			m.vkind = vScalar
+			if m.val, i, ok = scanScalar(b, i); !ok {
+				return 0, false
+			}
+			i = skipWS(b, i)
+		}
+		if i >= len(b) || b[i] != ']' {
+			return 0, false
+		}
+		// A write needs a value, a list only fits a read: the general
+		// path reports those errors.
+		if m.kind != history.Read && m.vkind != vScalar {
+			return 0, false
+		}
+		i++
+		if i >= len(b) || !isFastDelim[b[i]] {
+			return 0, false
+		}
+		l.mops = append(l.mops, m)
+	}
+}
+
+func internScal(in *history.Interner, line []byte, s scal) int32 {
+	if s.n >= 0 {
+		return in.StrBytes(line[s.off : s.off+s.n])
+	}
+	return in.Int(s.i)
+}
+
+// addFast feeds the scanned line l (read at line) to b, as Add would feed
+// the same map.
+func (b *Builder) addFast(l *fline, t *scanTab, line int) error {
+	var rec record
+	rec.line = line
+	rec.typ = l.typ
+	if l.proc != pNil {
+		rec.procSet = true
+		if l.proc == pInt {
+			rec.procInt, rec.proc = true, l.procI
+		}
+	}
+	if rec.procSet && !rec.procInt {
+		b.H.Ignore("nemesis op", 1)
+		return nil
+	}
+	if l.fSet {
+		rec.fSet = true
+		if f := l.line[l.f.off : l.f.off+l.f.n]; string(f) == "txn" {
+			rec.f = "txn"
+		} else {
+			rec.f = string(f)
+		}
+	}
+	rec.hasT, rec.time = l.hasT, l.time
+	rec.hasIdx, rec.index = l.hasIdx, l.index
+	txnF := !rec.fSet || rec.f == "txn"
+	switch {
+	case !l.valVec:
+		rec.noVal = true
+	case l.m1 > l.m0 || txnF:
+		rec.isMops = true
+		rec.ops = b.fastOps(l, t, rec.typ == Invoke)
+	}
+	if rec.typ == Invoke {
+		b.anyInvoke = true
+	}
+	b.pos++
+	rec.pos = b.pos
+	return b.add(&rec)
+}
+
+// fastOps interns l's micro-ops (key, then value or list elements, op by
+// op, as mops does) into ops carved from the builder's arenas; an
+// invocation's ops go to a recycled buffer (see Builder.freeOps), since a
+// completion with a :value replaces them.
+func (b *Builder) fastOps(l *fline, t *scanTab, invoke bool) []history.Op {
+	mops := t.mops[l.m0:l.m1]
+	n := len(mops)
+	var ops []history.Op
+	if invoke {
+		if k := len(b.freeOps); k > 0 && cap(b.freeOps[k-1]) >= n {
+			ops = b.freeOps[k-1][:n]
+			b.freeOps = b.freeOps[:k-1]
+		} else {
+			ops = make([]history.Op, n, max(n, 4))
+		}
+	} else {
+		if cap(b.opArena)-len(b.opArena) < max(n, 1) {
+			b.opArena = make([]history.Op, 0, max(n, 1<<14))
+		}
+		ops = b.opArena[len(b.opArena) : len(b.opArena)+n : len(b.opArena)+n]
+		b.opArena = b.opArena[:len(b.opArena)+n]
+	}
+	line := l.line
+	for i := range mops {
+		m := &mops[i]
+		o := &ops[i]
+		*o = history.Op{Kind: m.kind, Key: internScal(b.H.Keys, line, m.key), Value: history.NoValue}
+		switch m.vkind {
+		case vScalar:
+			o.Value = internScal(b.H.Values, line, m.val)
+		case vList:
+			k := int(m.l1 - m.l0)
+			if cap(b.valArena)-len(b.valArena) < max(k, 1) {
+				b.valArena = make([]int32, 0, max(k, 1<<16))
+			}
+			lst := b.valArena[len(b.valArena) : len(b.valArena)+k : len(b.valArena)+k]
+			b.valArena = b.valArena[:len(b.valArena)+k]
+			// Successive reads of a key repeat its earlier elements:
+			// reuse the ids of the key's previous read where the
+			// integers match instead of an interner lookup per element
+			// (the values of one key are far apart in the interner's
+			// tables, so each lookup is a cache miss).
+			for int(o.Key) >= len(b.lastList) {
+				b.lastList = append(b.lastList, nil)
+			}
+			cache := &b.lastList[o.Key]
+			for x, e := range t.elems[m.l0:m.l1] {
+				if e.n >= 0 {
+					lst[x] = b.H.Values.StrBytes(line[e.off : e.off+e.n])
+					if x < len(*cache) {
+						*cache = (*cache)[:x]
+					}
+					continue
+				}
+				if x < len(*cache) && (*cache)[x].v == e.i {
+					lst[x] = (*cache)[x].id
+					continue
+				}
+				lst[x] = b.H.Values.Int(e.i)
+				if x <= len(*cache) {
+					*cache = append((*cache)[:x], listElem{e.i, lst[x]})
+				}
+			}
+			o.IsList = true
+			o.List = lst
+		}
+	}
+	return ops
+}
+
+// listElem is one cached list element: the integer and its value id.
+type listElem struct {
+	v  int64
+	id int32
+}
+
+// source yields the input's lines in order; a line may come scanned.
+type source interface {
+	// next returns the next line (with its '\n'; none on a last line
+	// without one) and, when the source scanned it successfully, its scan
+	// (valid until the next call); ok false at the end of the input or on
+	// a read error (err).
+	next() (b []byte, l *fline, t *scanTab, ok bool)
+	// lineNo is the number of the line next returned last; read the bytes
+	// returned so far.
+	lineNo() int
+	read() int64
+	err() error
+}
+
+// lineSrc is the sequential source: it reads and scans lines one by one.
+type lineSrc struct {
+	br    *bufio.Reader
+	long  []byte
+	line  int
+	nread int64
+	rerr  error
+	l     fline
+	t     scanTab
+}
+
+func (s *lineSrc) lineNo() int { return s.line }
+func (s *lineSrc) read() int64 { return s.nread }
+func (s *lineSrc) err() error  { return s.rerr }
+
+func (s *lineSrc) next() ([]byte, *fline, *scanTab, bool) {
+	b, err := s.br.ReadSlice('\n')
+	if err == bufio.ErrBufferFull {
+		s.long = append(s.long[:0], b...)
+		for err == bufio.ErrBufferFull {
+			b, err = s.br.ReadSlice('\n')
+			s.long = append(s.long, b...)
+		}
+		b = s.long
+	}
+	if err != nil && err != io.EOF {
+		s.rerr = err
+		return nil, nil, nil, false
+	}
+	if len(b) == 0 {
+		return nil, nil, nil, false
+	}
+	s.line++
+	s.nread += int64(len(b))
+	s.t.mops, s.t.elems = s.t.mops[:0], s.t.elems[:0]
+	if s.l.scan(b, &s.t) {
+		return b, &s.l, &s.t, true
+	}
+	return b, nil, nil, true
+}
+
+// feeder hands the general reader the rest of the current line, then
+// further lines one Read at a time, so the reader never reads past the
+// line on which the value it reads ends.
+type feeder struct {
+	src     source
+	pending []byte
+}
+
+func (f *feeder) Read(p []byte) (int, error) {
+	if len(f.pending) == 0 {
+		b, _, _, ok := f.src.next()
+		if !ok {
+			if err := f.src.err(); err != nil {
+				return 0, err
+			}
+			return 0, io.EOF
+		}
+		f.pending = b
+	}
+	n := copy(p, f.pending)
+	f.pending = f.pending[n:]
+	return n, nil
+}
+
+func blank(b []byte) bool {
+	for _, c := range b {
+		if !isWS(c) && c != '\n' {
+			return false
+		}
+	}
+	return true
+}
+
+// decodeStream is Feed for a stream of op maps read from src, with the
+// fast path: the first value is read by the general reader (so the
+// top-level vector form, comments and discards before it are read as Feed
+// reads them); after a general read that consumed its last line
+// completely, each line the fast path scanned is added directly, and a line
+// it declined is handed back to the general reader.
+func decodeStream(src source, b *Builder, file string, sizeHint int64) error {
+	fd := &feeder{src: src}
+	rd := edn.NewReader(fd)
+	c, err := rd.Peek()
+	if err == io.EOF {
+		return nil
+	}
+	if err != nil {
+		return synErr(err, file)
+	}
+	if c == '[' || c == '(' {
+		return Feed(rd, b, file)
+	}
+	presized := false
+	general := true // the general reader holds the position
+	for {
+		if general {
+			v, err := rd.Read()
+			if err == io.EOF {
+				return nil
+			}
+			if err != nil {
+				return synErr(err, file)
+			}
+			if err := b.Add(v, int(v.Line)); err != nil {
+				return err
+			}
+			if !blank(rd.Buffered()) || !blank(fd.pending) {
+				continue
+			}
+			fd.pending = nil
+			general = false
+		}
+		line, l, t, ok := src.next()
+		if !ok {
+			return src.err()
+		}
+		if l != nil {
+			if err := b.addFast(l, t, src.lineNo()); err != nil {
+				return err
+			}
+		} else if !blank(line) {
+			rd.Resync(src.lineNo())
+			fd.pending = line
+			general = true
+		}
+		if !presized && src.lineNo() >= 4096 && sizeHint > 2*src.read() {
+			presized = true
+			b.presize(float64(sizeHint) / float64(src.read()))
+		}
+	}
+}
+
+// presize grows the transaction table for an input about scale times the
+// part read so far.
+func (b *Builder) presize(scale float64) {
+	h := b.H
+	if want := int(float64(len(h.Txns))*scale*1.05) + 16; want > cap(h.Txns) {
+		t := make([]history.Txn, len(h.Txns), want)
+		copy(t, h.Txns)
+		h.Txns = t
+		b.lines = append(make([]int32, 0, want), b.lines...)
+		b.posInv = append(make([]int64, 0, want), b.posInv...)
+		b.posCom = append(make([]int64, 0, want), b.posCom...)
+	}
+}
+
+// Parallel scanning. A reader goroutine cuts the input into chunks of
+// whole lines; worker goroutines split each chunk into lines and scan them;
+// the decoding goroutine takes the chunks in input order (chunkSrc) and
+// interns and pairs (Builder), which must be sequential. Lines a worker
+// could not scan go to the general reader exactly as in the sequential
+// decode, so the result is the same.
+
+// parallelMin is the input size from which Decode scans in parallel, and
+// chunkSize the target chunk size.
+// parallelProcs is the number of Ps from which it does.
+var (
+	parallelMin   int64 = 8 << 20
+	chunkSize           = 1 << 20
+	parallelProcs       = 2
+)
+
+type echunk struct {
+	buf   []byte
+	lines [][]byte
+	fl    []fline
+	ok    []bool
+	tab   scanTab
+	done  chan struct{}
+}
+
+func (c *echunk) scan() {
+	buf := c.buf
+	for len(buf) > 0 {
+		i := bytes.IndexByte(buf, '\n')
+		if i < 0 {
+			c.lines = append(c.lines, buf)
+			break
+		}
+		c.lines = append(c.lines, buf[:i+1])
+		buf = buf[i+1:]
+	}
+	c.fl = make([]fline, len(c.lines))
+	c.ok = make([]bool, len(c.lines))
+	c.tab.mops = make([]fmop, 0, len(c.lines)*4)
+	c.tab.elems = make([]scal, 0, len(c.lines)*8)
+	for i, l := range c.lines {
+		c.ok[i] = c.fl[i].scan(l, &c.tab)
+	}
+}
+
+// chunkSrc is the parallel source.
+type chunkSrc struct {
+	order   chan *echunk
+	readErr chan error
+	stop    chan struct{}
+	c       *echunk
+	i       int
+	line    int
+	nread   int64
+	rerr    error
+	ended   bool
+}
+
+func (s *chunkSrc) lineNo() int { return s.line }
+func (s *chunkSrc) read() int64 { return s.nread }
+func (s *chunkSrc) err() error  { return s.rerr }
+
+func (s *chunkSrc) next() ([]byte, *fline, *scanTab, bool) {
+	for s.c == nil || s.i >= len(s.c.lines) {
+		if s.ended {
+			return nil, nil, nil, false
+		}
+		c, ok := <-s.order
+		if !ok {
+			s.ended = true
+			select {
+			case err := <-s.readErr:
+				s.rerr = err
+			default:
+			}
+			return nil, nil, nil, false
+		}
+		<-c.done
+		s.c, s.i = c, 0
+	}
+	c, i := s.c, s.i
+	s.i++
+	s.line++
+	s.nread += int64(len(c.lines[i]))
+	if c.ok[i] {
+		return c.lines[i], &c.fl[i], &c.tab, true
+	}
+	return c.lines[i], nil, nil, true
+}
+
+// startChunks starts the reader and nw scanning workers on r.
+func startChunks(r io.Reader, nw int) *chunkSrc {
+	s := &chunkSrc{order: make(chan *echunk, 2*nw), readErr: make(chan error, 1), stop: make(chan struct{})}
+	work := make(chan *echunk, nw)
+	for range nw {
+		go func() {
+			for c := range work {
+				c.scan()
+				close(c.done)
+			}
+		}()
+	}
+	go func() {
+		defer close(s.order)
+		defer close(work)
+		br := bufio.NewReaderSize(r, 1<<20)
+		for {
+			buf := make([]byte, 0, chunkSize+chunkSize/4)
+			var err error
+			for len(buf) < chunkSize {
+				var b []byte
+				b, err = br.ReadSlice('\n')
+				for err == bufio.ErrBufferFull {
+					buf = append(buf, b...)
+					b, err = br.ReadSlice('\n')
+				}
+				if err != nil && err != io.EOF {
+					// as the sequential source: the partial line is not
+					// returned, the error is
+					break
+				}
+				buf = append(buf, b...)
+				if err != nil {
+					break
+				}
+			}
+			if len(buf) > 0 {
+				c := &echunk{buf: buf, done: make(chan struct{})}
+				select {
+				case s.order <- c:
+				case <-s.stop:
+					return
+				}
+				select {
+				case work <- c:
+				case <-s.stop:
+					return
+				}
+			}
+			if err != nil {
+				if err != io.EOF {
+					s.readErr <- err
+				}
+				return
+			}
+		}
+	}()
+	return s
+}
