@@ -169,7 +169,7 @@ func build(h *history.History, ra *regread.Analysis, si, session, rt bool, ev ev
 				}
 				writes[o.Key] = append(writes[o.Key], wr{int32(node), o.Value, int32(j)})
 			case history.Read:
-				if o.IsList || unknownResult(t, j) {
+				if o.IsList || !lists && unknownResult(t, j) {
 					continue
 				}
 				if wroteBefore(t, j) {
@@ -178,7 +178,7 @@ func build(h *history.History, ra *regread.Analysis, si, session, rt bool, ev ev
 					}
 					continue
 				}
-				if f := firstReadOf(t, j); f != j {
+				if f := firstReadOf(t, j, !lists); f != j {
 					if t.Ops[f].Value != o.Value && !lists {
 						p.internal(ti, f, j)
 					}
@@ -521,7 +521,9 @@ func wroteBefore(t *history.Txn, j int) bool {
 // (docs/recorder.md, Outcomes: such a transaction's reads are recorded as
 // unknown, nil for a register read; Jepsen's :info convention, as in
 // regread). It is neither a read of the initial state nor evidence of any
-// dependency, even when the transaction was observed to commit.
+// dependency, even when the transaction was observed to commit. Not used on
+// the list-append register view (lists), which encodes an unknown list read
+// as IsList+ListUnknown and a known empty list as a nil register read.
 func unknownResult(t *history.Txn, j int) bool {
 	o := &t.Ops[j]
 	return t.Status == history.Unknown && o.Kind == history.Read && !o.IsList && o.Value == history.NoValue
@@ -530,10 +532,10 @@ func unknownResult(t *history.Txn, j int) bool {
 // firstReadOf returns the index of the transaction's first read of the
 // key op j reads: only that read is external (a later read that differs,
 // with no write of the key in between, is an internal anomaly).
-func firstReadOf(t *history.Txn, j int) int {
+func firstReadOf(t *history.Txn, j int, skipUnknown bool) int {
 	k := t.Ops[j].Key
 	for i := 0; i < j; i++ {
-		if t.Ops[i].Kind == history.Read && t.Ops[i].Key == k && !t.Ops[i].IsList && !unknownResult(t, i) {
+		if t.Ops[i].Kind == history.Read && t.Ops[i].Key == k && !t.Ops[i].IsList && !(skipUnknown && unknownResult(t, i)) {
 			return i
 		}
 	}
