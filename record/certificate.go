@@ -464,9 +464,12 @@ func (r *recorder) versionSetsFromSnapshots(h *history.History) (filled, skipped
 		if t.Status != history.Committed || int(ps.op) >= len(t.Ops) || t.Ops[ps.op].Kind != history.PredRead || t.Ops[ps.op].Pred == nil {
 			continue
 		}
-		own := map[int32]int32{}
+		var own map[int32]int32 // nil (no allocation) for reads before any write
 		for _, o := range t.Ops[:ps.op] {
 			if o.Kind == history.Write && o.Value != history.NoValue {
+				if own == nil {
+					own = map[int32]int32{}
+				}
 				own[o.Key] = o.Value
 			}
 		}

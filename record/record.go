@@ -74,6 +74,10 @@ type Config struct {
 	// setup): tests synchronise with the run through them instead of
 	// guessing with sleeps.
 	afterLock, onStart func()
+	// clientConn, if set, is called with each client's connection after it
+	// connects (open true) and before it closes (open false): benchmarks
+	// read the server backend's CPU time through it.
+	clientConn func(c db.Conn, open bool)
 	// Warn receives each limitation once (e.g. no logical decoding).
 	Warn func(string)
 	// Progress, if set, is called about every 200ms and at the end.
@@ -457,8 +461,14 @@ func runClient(ctx, runCtx context.Context, cfg *Config, d db.DB, wl workload.Wo
 	if err != nil {
 		return fmt.Errorf("client %d: connect: %v", id, err)
 	}
+	if cfg.clientConn != nil {
+		cfg.clientConn(conn, true)
+	}
 	defer func() {
 		if conn != nil {
+			if cfg.clientConn != nil {
+				cfg.clientConn(conn, false)
+			}
 			conn.Close()
 		}
 	}()

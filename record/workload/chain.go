@@ -3,6 +3,7 @@ package workload
 import (
 	"context"
 	"fmt"
+	"strconv"
 
 	"github.com/txray/txray/record/db"
 )
@@ -12,13 +13,20 @@ import (
 // that the chain of replaced versions is each key's exact version order
 // (the seed paper's version certificate, recovered without a commit log):
 //
-//   - PostgreSQL: UPDATE t SET v = $2 FROM (SELECT k, v FROM t WHERE k = $1
-//     FOR UPDATE) y WHERE t.k = y.k RETURNING y.v. The subquery locks the
-//     row and returns its latest committed version (at read committed after
-//     waiting for a concurrent writer; at repeatable read and serializable a
-//     concurrent update is a serialization failure), which the update
-//     replaces. When no row exists: INSERT ... ON CONFLICT DO NOTHING; if a
-//     concurrent insert won, the update is tried again.
+//   - PostgreSQL, one statement (see newVersionChain): a CTE sets the
+//     transaction-local setting txray.prev to the empty string, then
+//     INSERT ... SELECT $1, $2 FROM the CTE ON CONFLICT (k) DO UPDATE SET
+//     v = CASE WHEN set_config('txray.prev', 'v' || t.v, true) is not empty
+//     THEN excluded.v END RETURNING current_setting('txray.prev'). The CTE
+//     clears the setting before the insert; when the row
+//     exists, ON CONFLICT DO UPDATE locks it (at read committed after
+//     waiting for a concurrent writer, then on its latest committed version;
+//     at repeatable read and serializable a concurrent update is a
+//     serialization failure) and its SET stores the version it replaces in
+//     the setting, which RETURNING reads after the update: "" means the row
+//     was inserted, "v<value>" the replaced version. (The earlier form,
+//     UPDATE ... FROM (SELECT ... FOR UPDATE) RETURNING and an INSERT when
+//     no row existed, took two round trips for a new row.)
 //   - MariaDB/MySQL: INSERT ... ON DUPLICATE KEY UPDATE v = IF((@txray_prev
 //     := v) IS NULL, VALUES(v), VALUES(v)); the assignment reads the locked
 //     current row. Rows affected 1 means inserted (no prior version), 2
@@ -35,8 +43,8 @@ import (
 // and TestLeopardMariaDBNoFalsePositives and the MariaDB certificate tests
 // pass with it.
 type versionChain struct {
-	pg                     bool
-	update, insert, upsert string
+	pg     bool
+	upsert string
 }
 
 // mysqlChain enables the MariaDB/MySQL replaced-version capture (see
@@ -47,8 +55,9 @@ func newVersionChain(d db.Dialect, table string) *versionChain {
 	switch d.Param(1) {
 	case "$1":
 		return &versionChain{pg: true,
-			update: "UPDATE " + table + " SET v = $2 FROM (SELECT k, v FROM " + table + " WHERE k = $1 FOR UPDATE) y WHERE " + table + ".k = y.k RETURNING y.v",
-			insert: "INSERT INTO " + table + " (k, v) VALUES ($1, $2) ON CONFLICT (k) DO NOTHING"}
+			upsert: "WITH r AS (SELECT set_config('txray.prev', '', true) AS x) INSERT INTO " + table + " AS t (k, v) SELECT $1::bigint, $2::bigint FROM r " +
+				"ON CONFLICT (k) DO UPDATE SET v = CASE WHEN set_config('txray.prev', 'v' || coalesce(t.v::text, 'null'), true) <> '' THEN excluded.v END " +
+				"RETURNING current_setting('txray.prev', true)"}
 	case "?":
 		if n, ok := d.(interface{ Name() string }); ok && (n.Name() == "mariadb" || n.Name() == "mysql") && mysqlChain {
 			return &versionChain{upsert: "INSERT INTO " + table + " (k, v) VALUES (?, ?) ON DUPLICATE KEY UPDATE v = IF((@txray_prev := v) IS NULL, VALUES(v), VALUES(v))"}
@@ -88,38 +97,37 @@ func (vc *versionChain) write(ctx context.Context, c db.Conn, o *Op, k, v int64)
 		}
 		return nil
 	}
-	for range 3 {
-		rows, err := c.Query(ctx, vc.update, k, v)
-		if err != nil {
-			return err
-		}
-		found := false
-		var prev *int64
-		for rows.Next() {
-			if err := rows.Scan(&prev); err != nil {
-				rows.Close()
-				return err
-			}
-			found = true
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		if found {
-			if prev != nil {
-				o.Prev, o.PrevKnown = *prev, true
-			}
-			return nil
-		}
-		n, err := c.Exec(ctx, vc.insert, k, v)
-		if err != nil {
-			return err
-		}
-		if n == 1 {
-			o.PrevKnown, o.PrevNone = true, true
-			return nil
-		}
+	rows, err := c.Query(ctx, vc.upsert, k, v)
+	if err != nil {
+		return err
 	}
-	return fmt.Errorf("key %d: neither updated nor inserted after 3 tries", k)
+	var prev *string
+	n := 0
+	for rows.Next() {
+		if err := rows.Scan(&prev); err != nil {
+			rows.Close()
+			return err
+		}
+		n++
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if n != 1 || prev == nil {
+		return fmt.Errorf("%w: key %d: the upsert returned %d rows", ErrBadData, k, n)
+	}
+	switch p := *prev; {
+	case p == "":
+		o.PrevKnown, o.PrevNone = true, true
+	case p == "vnull":
+		// a row with v NULL (not written by txray): not a version
+	default:
+		x, err := strconv.ParseInt(p[1:], 10, 64)
+		if err != nil || p[0] != 'v' {
+			return fmt.Errorf("%w: key %d: replaced version %q", ErrBadData, k, p)
+		}
+		o.Prev, o.PrevKnown = x, true
+	}
+	return nil
 }

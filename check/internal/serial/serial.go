@@ -34,11 +34,18 @@ type Version struct {
 // oldest first.
 type State struct {
 	vers [][]Version
+	val  []int32 // current value per key (one load for Value)
 }
 
 // NewState returns the state of nkeys keys, all at their initial (unborn)
 // version.
-func NewState(nkeys int) *State { return &State{vers: make([][]Version, nkeys)} }
+func NewState(nkeys int) *State {
+	s := &State{vers: make([][]Version, nkeys), val: make([]int32, nkeys)}
+	for i := range s.val {
+		s.val[i] = history.NoValue
+	}
+	return s
+}
 
 // Frontier returns the current (last installed) version of k; ok is false
 // when k is still at its initial state (Writer -1, Val history.NoValue).
@@ -51,16 +58,13 @@ func (s *State) Frontier(k int32) (v Version, ok bool) {
 }
 
 // Value returns the current value of k (history.NoValue: initial).
-func (s *State) Value(k int32) int32 {
-	vs := s.vers[k]
-	if len(vs) == 0 {
-		return history.NoValue
-	}
-	return vs[len(vs)-1].Val
-}
+func (s *State) Value(k int32) int32 { return s.val[k] }
 
 // Install makes v the current version of k.
-func (s *State) Install(k int32, v Version) { s.vers[k] = append(s.vers[k], v) }
+func (s *State) Install(k int32, v Version) {
+	s.vers[k] = append(s.vers[k], v)
+	s.val[k] = v.Val
+}
 
 // Versions returns k's installed versions, oldest first (not to be
 // modified).
