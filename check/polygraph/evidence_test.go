@@ -126,16 +126,19 @@ func TestDifferentialChronosEvidence(t *testing.T) {
 		{sim.SnapshotIsolation, sim.FaultLostUpdate}, {sim.SerializableSI, sim.FaultWriteSkew},
 		{sim.StrictSerializable, sim.FaultStaleRead}, {sim.SnapshotIsolation, sim.FaultStaleRead},
 	}
-	seeds := uint64(10)
+	seeds, txns := uint64(10), 150
 	if testing.Short() {
 		seeds = 3
+	}
+	if *probe { // a longer hunt: go test -run DifferentialChronosEvidence -probe
+		seeds, txns = 40, 400
 	}
 	agree, invalid, noconflict, blind := map[string]int{}, map[string]int{}, map[string]int{}, map[string]int{}
 	for _, c := range cfgs {
 		for seed := uint64(1); seed <= seeds; seed++ {
 			for _, wl := range []string{sim.RWRegister, sim.ListAppend} {
-				cfg := sim.Config{Workload: wl, Level: c.level, Txns: 150, Clients: 6, Keys: 4, MinOps: 1, MaxOps: 4,
-					ReadRatio: 0.5, Seed: seed}
+				cfg := sim.Config{Workload: wl, Level: c.level, Txns: txns, Clients: 6, Keys: 3 + int(seed%4), MinOps: 1, MaxOps: 4,
+					ReadRatio: 0.5, Seed: seed, InfoRate: 0.02, AbortRate: 0.05}
 				if wl == sim.RWRegister {
 					cfg.Mix = sim.MixNames()[seed%uint64(len(sim.MixNames()))]
 				}

@@ -189,3 +189,20 @@ func has(ss []string, s string) bool {
 	}
 	return false
 }
+
+// TestBadIDsAreInputErrors: ids outside the interners (a history built in
+// memory) are an input error naming the op and field, never a panic.
+func TestBadIDsAreInputErrors(t *testing.T) {
+	for _, bad := range []history.Op{
+		{Kind: history.Append, Key: 7, Value: 0},
+		{Kind: history.Read, Key: 0, IsList: true, List: []int32{0, 99}},
+		{Kind: history.Write, Key: 0, Value: 42},
+	} {
+		h := listHist(t, []string{"a x 1"})
+		h.Txns[0].Ops = append(h.Txns[0].Ops, bad)
+		_, err := Checker{}.Check(context.Background(), h, check.Options{Model: model.Serializable})
+		if !history.IsInputError(err) || !contains(err.Error(), "txns[0].ops[1]") {
+			t.Errorf("%+v: got %v, want an input error naming txns[0].ops[1]", bad, err)
+		}
+	}
+}

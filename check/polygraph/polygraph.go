@@ -170,6 +170,9 @@ func (Checker) Check(ctx context.Context, h *history.History, opts check.Options
 	if h == nil {
 		return nil, fmt.Errorf("polygraph: no history")
 	}
+	if err := validIDs(h); err != nil {
+		return nil, err
+	}
 	if rank, why := (Checker{}).Applies(h, pl.model); rank == 0 {
 		r.Verdict = check.Unknown
 		r.Reason = why
@@ -320,6 +323,34 @@ func (Checker) Check(ctx context.Context, h *history.History, opts check.Options
 		r.Verdict, r.Reason = check.Unknown, out.reason
 	}
 	return finish()
+}
+
+// validIDs rejects a history (built in memory, not decoded) whose key,
+// value or list element ids are outside its interners: an input error
+// naming the transaction, op and field, never a panic.
+func validIDs(h *history.History) error {
+	nk, nv := int32(h.Keys.Len()), int32(h.Values.Len())
+	for ti := range h.Txns {
+		for j := range h.Txns[ti].Ops {
+			o := &h.Txns[ti].Ops[j]
+			field := func(f string) string { return fmt.Sprintf("txns[%d].ops[%d].%s", ti, j, f) }
+			if o.Kind == history.PredRead {
+				continue
+			}
+			if o.Key < 0 || o.Key >= nk {
+				return history.Errorf("", 0, field("k"), "key id %d out of range (history has %d keys)", o.Key, nk)
+			}
+			if o.Value != history.NoValue && (o.Value < 0 || o.Value >= nv) {
+				return history.Errorf("", 0, field("v"), "value id %d out of range (history has %d values)", o.Value, nv)
+			}
+			for i, e := range o.List {
+				if e < 0 || e >= nv {
+					return history.Errorf("", 0, field(fmt.Sprintf("v[%d]", i)), "value id %d out of range (history has %d values)", e, nv)
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // addNew appends the anomalies of as that found does not already report
