@@ -279,8 +279,10 @@ func (f *feasChecker) check(path []inst, pick []opPair, budget time.Duration) (f
 					continue
 				}
 				sa := f.find(f.rowB[i] + oa.Row)
-				for b, ob := range kj.Ops {
-					if oa.Table != ob.Table || !kj.Rows[ob.Row].Pinned || f.find(f.rowB[j]+ob.Row) != sa {
+				for _, b32 := range m.byTab[cj][m.tab[ci][a]] {
+					b := int(b32)
+					ob := kj.Ops[b]
+					if !kj.Rows[ob.Row].Pinned || f.find(f.rowB[j]+ob.Row) != sa {
 						continue
 					}
 					typ := m.conflict(ci, a, cj, b)
