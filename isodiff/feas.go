@@ -219,14 +219,15 @@ func (f *feasChecker) check(path []inst, pick []opPair, budget time.Duration) (f
 					if !rva.Pinned || f.find(f.rowB[i]+ra) != root || !coversAll(rva.Cols, rvb.IDCols) {
 						continue
 					}
-					first := -1
+					first, creates := -1, false
 					for _, o := range ci.Ops {
 						if o.Row == ra && (first < 0 || o.Stmt < first) {
 							first = o.Stmt
 						}
+						creates = creates || o.Row == ra && o.Insert
 					}
-					if first < 0 {
-						continue
+					if first < 0 || creates {
+						continue // an INSERT names the row without learning it
 					}
 					commit := int32(f.base[j] + 1 + len(cj.Stmts))
 					learn := int32(f.base[i])
