@@ -61,11 +61,15 @@ type model struct {
 	app     *App
 	opts    Options
 	classes []*Class
-	R       []int // replicas per class
-	group   []int // replica group per class: classes of one label share a replicas hint
-	groupR  []int // replicas per group
-	prot    []map[int]bool
-	pairs   [][]opPair // [from*n+to]
+	R       []int    // replicas per class
+	group   []int    // replica group per class: classes of one label share a replicas hint
+	groupR  []int    // replicas per group
+	prot    [][]bool // protected (locked by a TargetColumn) reads, per class and op
+	// tab and col number each op's table and table.column (col -1 for
+	// "*"); byTab lists a class's ops per table, ascending.
+	tab, col [][]int32
+	byTab    []map[int32][]int32
+	pairs    [][]opPair // [from*n+to]
 	// dangerPairs: the rw pairs a dangerous path may use (SI: vulnerable)
 	dangerPairs [][]opPair
 	adj         [][]uint64 // class-level adjacency bitsets (any edge), [from][to/64]
@@ -83,10 +87,13 @@ func (m *model) effLocked(c, i int) bool {
 
 // conflict types the pair (op a of class A, op b of class B), -1 if none.
 func (m *model) conflict(A, a, B, b int) int {
-	oa, ob := m.classes[A].Ops[a], m.classes[B].Ops[b]
-	if oa.Table != ob.Table || oa.Column != ob.Column && oa.Column != "*" && ob.Column != "*" {
+	if m.tab[A][a] != m.tab[B][b] {
 		return -1
 	}
+	if ca, cb := m.col[A][a], m.col[B][b]; ca != cb && ca >= 0 && cb >= 0 {
+		return -1
+	}
+	oa, ob := m.classes[A].Ops[a], m.classes[B].Ops[b]
 	aw, bw := oa.Write, ob.Write
 	al, bl := !aw && m.effLocked(A, a), !bw && m.effLocked(B, b)
 	switch {
@@ -192,7 +199,7 @@ func prepare(app *App, opts Options, protected map[string]bool) *model {
 		// SELECT ... FOR UPDATE: the lock covers the row the statement
 		// reads, so every column it reads of that row becomes a locking
 		// read.
-		pr := map[int]bool{}
+		pr := make([]bool, len(cc.Ops))
 		type stmtRow struct{ stmt, row int }
 		locked := map[stmtRow]bool{}
 		for _, o := range cc.Ops {
@@ -217,16 +224,43 @@ func prepare(app *App, opts Options, protected map[string]bool) *model {
 	for A := 0; A < n; A++ {
 		m.adj[A] = make([]uint64, words)
 	}
+	// Only operations on one table can conflict: number tables and
+	// columns, and index each class's operations by table (ascending, so
+	// the pairs keep their (a, b) order).
+	tabs, cols := map[string]int32{}, map[string]int32{}
+	m.tab, m.col, m.byTab = make([][]int32, n), make([][]int32, n), make([]map[int32][]int32, n)
+	for A, c := range m.classes {
+		m.tab[A], m.col[A] = make([]int32, len(c.Ops)), make([]int32, len(c.Ops))
+		m.byTab[A] = map[int32][]int32{}
+		for i, o := range c.Ops {
+			t, ok := tabs[o.Table]
+			if !ok {
+				t = int32(len(tabs))
+				tabs[o.Table] = t
+			}
+			m.tab[A][i] = t
+			m.col[A][i] = -1
+			if o.Column != "*" {
+				k, ok := cols[o.Table+"."+o.Column]
+				if !ok {
+					k = int32(len(cols))
+					cols[o.Table+"."+o.Column] = k
+				}
+				m.col[A][i] = k
+			}
+			m.byTab[A][t] = append(m.byTab[A][t], int32(i))
+		}
+	}
 	for A := 0; A < n; A++ {
 		ca := m.classes[A]
 		for B := 0; B < n; B++ {
 			if A == B && m.R[A] < 2 {
 				continue
 			}
-			cb := m.classes[B]
 			var ps []opPair
 			for a := range ca.Ops {
-				for b := range cb.Ops {
+				for _, b32 := range m.byTab[B][m.tab[A][a]] {
+					b := int(b32)
 					t := m.conflict(A, a, B, b)
 					if t < 0 {
 						continue

@@ -219,14 +219,15 @@ func (f *feasChecker) check(path []inst, pick []opPair, budget time.Duration) (f
 					if !rva.Pinned || f.find(f.rowB[i]+ra) != root || !coversAll(rva.Cols, rvb.IDCols) {
 						continue
 					}
-					first := -1
+					first, creates := -1, false
 					for _, o := range ci.Ops {
 						if o.Row == ra && (first < 0 || o.Stmt < first) {
 							first = o.Stmt
 						}
+						creates = creates || o.Row == ra && o.Insert
 					}
-					if first < 0 {
-						continue
+					if first < 0 || creates {
+						continue // an INSERT names the row without learning it
 					}
 					commit := int32(f.base[j] + 1 + len(cj.Stmts))
 					learn := int32(f.base[i])
@@ -279,8 +280,10 @@ func (f *feasChecker) check(path []inst, pick []opPair, budget time.Duration) (f
 					continue
 				}
 				sa := f.find(f.rowB[i] + oa.Row)
-				for b, ob := range kj.Ops {
-					if oa.Table != ob.Table || !kj.Rows[ob.Row].Pinned || f.find(f.rowB[j]+ob.Row) != sa {
+				for _, b32 := range m.byTab[cj][m.tab[ci][a]] {
+					b := int(b32)
+					ob := kj.Ops[b]
+					if !kj.Rows[ob.Row].Pinned || f.find(f.rowB[j]+ob.Row) != sa {
 						continue
 					}
 					typ := m.conflict(ci, a, cj, b)

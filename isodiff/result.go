@@ -2,6 +2,7 @@ package isodiff
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -111,32 +112,9 @@ func Analyze(app *App, opts Options) *Report {
 		}
 		rep.Classes = append(rep.Classes, ClassInfo{ID: c.ID, Label: c.Label, Instances: c.Instances, Replicas: r, Removed: !kept[c.ID], Stmts: c.Stmts})
 	}
-	start0 := time.Now()
-	st := m0.baseStats()
-	dps := m0.dangerousPaths()
-	st.DangerousPaths, st.Searched = len(dps), len(dps)
-	reps := m0.searchPaths(dps, &st)
-	cycles := distinctCycles(reps)
-	st.DeltaCycles = len(cycles)
-	st.SearchSeconds = time.Since(start0).Seconds()
-	rep.Stats = st
-	rep.Rounds = append(rep.Rounds, st)
 	if opts.MaxReport <= 0 {
 		opts.MaxReport = 1000
 	}
-	for i, c := range cycles {
-		if i >= opts.MaxReport {
-			break
-		}
-		rep.Cycles = append(rep.Cycles, m0.info(i, c))
-	}
-	all := append([]*Cycle(nil), cycles[:len(rep.Cycles)]...)
-	index := map[string]int{}
-	for i, c := range all {
-		index[c.key] = i
-	}
-	cur := cycles
-	m := m0
 	irreparable := func(col string) bool {
 		if opts.Hints == nil {
 			return false
@@ -144,9 +122,76 @@ func Analyze(app *App, opts Options) *Report {
 		t, c, _ := strings.Cut(col, ".")
 		return anyColMatch(opts.Hints.Irreparable, t, c)
 	}
+	// The current Δ cycles are the distinct representatives of the
+	// dangerous paths (several paths may find one cycle): ref counts the
+	// paths per cycle key, count the distinct cycles per rw column.
+	m := m0
+	var (
+		dps   []dpath
+		reps  []*Cycle
+		ref   = map[string]int{}
+		byKey = map[string]*Cycle{}
+		count = map[string]int{}
+		index = map[string]int{} // cycle key -> index in rep.Cycles
+		all   []*Cycle           // the reported cycles, by index
+	)
+	add := func(c *Cycle) {
+		if c == nil {
+			return
+		}
+		ref[c.key]++
+		if ref[c.key] == 1 {
+			byKey[c.key] = c
+			for _, col := range m.rwColumns(c) {
+				count[col]++
+			}
+		}
+	}
+	remove := func(c *Cycle) {
+		if c == nil {
+			return
+		}
+		ref[c.key]--
+		if ref[c.key] == 0 {
+			delete(ref, c.key)
+			delete(byKey, c.key)
+			for _, col := range m.rwColumns(c) {
+				count[col]--
+			}
+		}
+	}
+	// report lists the cycles not listed yet (in length and key order).
+	report := func(cs []*Cycle) {
+		cs = distinctCycles(cs)
+		for _, c := range cs {
+			if len(rep.Cycles) >= opts.MaxReport {
+				break
+			}
+			if _, ok := index[c.key]; ok || ref[c.key] == 0 {
+				continue
+			}
+			index[c.key] = len(rep.Cycles)
+			ci := m.info(len(rep.Cycles), c)
+			ci.Round = len(rep.Targets)
+			rep.Cycles = append(rep.Cycles, ci)
+			all = append(all, c)
+		}
+	}
+	// round searches the dangerous paths of the current model: all of them
+	// (full), or those whose cycle is no longer valid (incremental).
+	round := func(full bool) {
+		var st Stats
+		var added []*Cycle
+		dps, reps, st, added = m.research(dps, reps, full, remove, add)
+		st.DeltaCycles = len(byKey)
+		rep.Rounds = append(rep.Rounds, st)
+		report(added)
+	}
+	round(true)
+	rep.Stats = rep.Rounds[0]
 	verified := opts.FullRounds
 	for {
-		if len(cur) == 0 {
+		if len(byKey) == 0 {
 			if verified || len(rep.Targets) == 0 {
 				break
 			}
@@ -155,29 +200,8 @@ func Analyze(app *App, opts Options) *Report {
 			// TargetColumns break every Δ cycle (a protection can make a
 			// new witness feasible), and the cover goes on if not.
 			verified = true
-			vs := time.Now()
-			st2 := m.baseStats()
-			dps = m.dangerousPaths()
-			st2.DangerousPaths, st2.Searched = len(dps), len(dps)
-			reps = m.searchPaths(dps, &st2)
-			cur = distinctCycles(reps)
-			st2.DeltaCycles = len(cur)
-			st2.SearchSeconds = time.Since(vs).Seconds()
-			rep.Rounds = append(rep.Rounds, st2)
-			// Cycles found only now are reported like the others.
-			for _, c := range cur {
-				if len(rep.Cycles) >= opts.MaxReport {
-					break
-				}
-				if _, ok := index[c.key]; !ok {
-					index[c.key] = len(rep.Cycles)
-					ci := m.info(len(rep.Cycles), c)
-					ci.Round = len(rep.Targets)
-					rep.Cycles = append(rep.Cycles, ci)
-					all = append(all, c)
-				}
-			}
-			if len(cur) == 0 {
+			round(true)
+			if len(byKey) == 0 {
 				break
 			}
 		}
@@ -185,118 +209,107 @@ func Analyze(app *App, opts Options) *Report {
 			rep.Incomplete = true
 			break
 		}
-		count := map[string]int{}
-		for _, c := range cur {
-			for _, col := range m.rwColumns(c) {
-				if !irreparable(col) && !protected[col] {
-					count[col]++
-				}
-			}
-		}
 		best, bn := "", 0
 		for col, n := range count {
-			if n > bn || n == bn && col < best {
+			if n > 0 && !irreparable(col) && !protected[col] && (n > bn || n == bn && col < best) {
 				best, bn = col, n
 			}
 		}
 		if best == "" {
-			for _, c := range cur {
-				if i, ok := index[c.key]; ok {
+			for k := range byKey {
+				if i, ok := index[k]; ok {
 					rep.Residual = append(rep.Residual, i)
 				}
 			}
 			break
 		}
-		t := Target{Column: best}
-		for _, c := range cur {
-			for _, col := range m.rwColumns(c) {
-				if col == best {
-					t.BreaksCount++
-					if i, ok := index[c.key]; ok {
-						t.Breaks = append(t.Breaks, i)
-						if rep.Cycles[i].BrokenBy == "" {
-							rep.Cycles[i].BrokenBy = best
-						}
-					}
-					break
-				}
+		t := Target{Column: best, BreaksCount: bn}
+		for i, c := range all {
+			if ref[c.key] == 0 || !slices.Contains(m.rwColumns(c), best) {
+				continue
+			}
+			t.Breaks = append(t.Breaks, i)
+			if rep.Cycles[i].BrokenBy == "" {
+				rep.Cycles[i].BrokenBy = best
 			}
 		}
 		t.Fix = m0.fix(best, all, t.Breaks)
 		rep.Targets = append(rep.Targets, t)
 		protected[best] = true
 		m = prepare(app, opts, protected)
-		var st2 Stats
-		if opts.FullRounds {
-			cur, st2 = m.search()
-			st2.Searched = st2.DangerousPaths
-		} else {
-			cur, dps, reps, st2 = m.researchBroken(dps, reps)
-		}
-		rep.Rounds = append(rep.Rounds, st2)
-		// Cycles found only after a protection (a new witness) are
-		// reported too, so every column's breaks refer to a listed cycle.
-		for _, c := range cur {
-			if len(rep.Cycles) >= opts.MaxReport {
-				break
-			}
-			if _, ok := index[c.key]; !ok {
-				index[c.key] = len(rep.Cycles)
-				ci := m.info(len(rep.Cycles), c)
-				ci.Round = len(rep.Targets)
-				rep.Cycles = append(rep.Cycles, ci)
-				all = append(all, c)
-			}
-		}
+		round(opts.FullRounds)
 	}
 	sort.Ints(rep.Residual)
 	rep.Seconds = time.Since(start).Seconds()
 	return rep
 }
 
-// researchBroken is a set-cover round after a column was protected:
-// protection only removes rw dependencies (a protected read conflicts like
-// a write), so the dangerous paths are a subset of the previous round's.
-// A path keeps its representative Δ cycle when every dependency of the
-// cycle is unchanged in the new model; the paths whose cycle the
-// protection broke are searched again (in parallel), and paths that had
-// no Δ cycle are not (IsoDiff §5's iteration restricted to the paths the
-// chosen column affects; Options.FullRounds searches every path).
-func (m *model) researchBroken(old []dpath, reps []*Cycle) ([]*Cycle, []dpath, []*Cycle, Stats) {
+// research is one search round of the set cover on the current model.
+// Protection only removes rw dependencies (a protected read conflicts like
+// a write), so the dangerous paths are a subsequence of the previous
+// round's (both are listed in the same order). With full, every path is
+// searched; otherwise a path keeps its representative Δ cycle when every
+// dependency of the cycle is unchanged, the paths whose cycle the
+// protection broke are searched again (in parallel), and paths that had no
+// Δ cycle are not (IsoDiff §5's iteration restricted to the paths the
+// chosen column affects). remove and add are called for every
+// representative that goes and comes; the cycles found are returned.
+func (m *model) research(old []dpath, reps []*Cycle, full bool, remove, add func(*Cycle)) ([]dpath, []*Cycle, Stats, []*Cycle) {
 	start := time.Now()
 	st := m.baseStats()
 	dps := m.dangerousPaths()
 	st.DangerousPaths = len(dps)
-	prev := make(map[dpath]int, len(old))
-	for i, d := range old {
-		prev[d] = i
-	}
 	next := make([]*Cycle, len(dps))
 	var redo []dpath
 	var at []int
+	j := 0
 	for i, d := range dps {
-		j, ok := prev[d]
-		if ok && (reps[j] == nil || !m.broken(reps[j])) {
-			next[i] = reps[j]
+		for j < len(old) && old[j] != d {
+			remove(reps[j]) // a path that is no longer dangerous
+			j++
+		}
+		var c *Cycle
+		if j < len(old) {
+			c = reps[j]
+			j++
+		}
+		if !full && (c == nil || !m.broken(c)) {
+			next[i] = c
 			continue
 		}
+		remove(c)
 		redo = append(redo, d)
 		at = append(at, i)
 	}
-	st.Searched = len(redo)
-	for k, c := range m.searchPaths(redo, &st) {
-		next[at[k]] = c
+	for ; j < len(old); j++ {
+		remove(reps[j])
 	}
-	cur := distinctCycles(next)
-	st.DeltaCycles = len(cur)
+	st.Searched = len(redo)
+	found := m.searchPaths(redo, &st)
+	var added []*Cycle
+	for k, c := range found {
+		next[at[k]] = c
+		add(c)
+		if c != nil {
+			added = append(added, c)
+		}
+	}
 	st.SearchSeconds = time.Since(start).Seconds()
-	return cur, dps, next, st
+	return dps, next, st, added
 }
 
 // broken: some dependency of the cycle is not what it was (a protected
 // read turned an rw dependency into a ww one, or removed it).
 func (m *model) broken(c *Cycle) bool {
 	n := len(c.Nodes)
+	// Only a protected read changes a dependency.
+	locked := false
+	for i, e := range c.Edges {
+		locked = locked || m.prot[c.Nodes[i].c][e.a] || m.prot[c.Nodes[(i+1)%n].c][e.b]
+	}
+	if !locked {
+		return false
+	}
 	for i, e := range c.Edges {
 		if m.conflict(int(c.Nodes[i].c), int(e.a), int(c.Nodes[(i+1)%n].c), int(e.b)) != int(e.typ) {
 			return true

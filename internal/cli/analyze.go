@@ -45,7 +45,15 @@ Trace formats (--format, detected by default): PostgreSQL server logs
 written with log_statement=all (log_line_prefix with %c or [%p]), the
 MariaDB/MySQL general query log, and a plain format of one statement a line
 "SESSION<TAB>SQL[<TAB>PARAMS-JSON]" (what txray run --sql-trace writes).
-See docs/analyze.md, including the --hints file format.
+A TRACE may be gzip-compressed. See docs/analyze.md, including the --hints
+file format.
+
+--history FILE (repeatable) gives a history recorded together with the
+trace (txray run --sql-trace T --out DIR writes DIR/history.jsonl and names
+every trace transaction with its history id): it is checked against
+serializable, and each predicted Δ cycle whose shape (the same transaction
+classes in cycle order, an rw dependency) one of its anomalies has is marked
+OBSERVED.
 
 Exit codes: 0 no Δ cycle; 1 Δ cycles found; 2 usage or input error; 3 unknown (nothing
 analysed, or the set cover stopped before every Δ cycle was broken).`,

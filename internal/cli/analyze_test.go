@@ -74,6 +74,8 @@ func TestAnalyzeUsageErrors(t *testing.T) {
 		{"analyze", filepath.Join(dir, "missing")},
 		{"analyze", bad},
 		{"analyze", "--hints", badHints, good},
+		{"analyze", "--history", filepath.Join(dir, "missing.jsonl"), good},
+		{"analyze", "--history", bad, good},
 	} {
 		if code, _, errs := genMain(args...); code != ExitUsage {
 			t.Errorf("%v: exit %d (%s), want 2", args, code, errs)
