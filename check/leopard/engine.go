@@ -78,8 +78,13 @@ type edge struct {
 	op int32
 }
 
-// txn is the verifier's state for one transaction.
+// txn is the verifier's state for one transaction. What only a
+// transaction not yet collected needs is in *txnLive, dropped at
+// collection (engine.gc): a collected transaction stays alive as long as
+// the last version of some key names it, one per key in a stream that
+// keeps creating keys, so it must be small.
 type txn struct {
+	*txnLive
 	ref    *history.Txn
 	client int32
 	// begin is the lower bound of the transaction snapshot; snapA its upper
@@ -90,9 +95,6 @@ type txn struct {
 	status     history.Status
 	ended      bool
 	gc         bool
-	writes     []writeEnt
-	out        []edge
-	in         []edge
 	pivotDone  bool
 	ssiOpen    bool // an open SSI structure with this pivot was counted
 	mark       uint32
@@ -101,6 +103,17 @@ type txn struct {
 	// readOnly: the transaction has no write (SSI's read-only
 	// optimization, see engine.pivot).
 	readOnly bool
+}
+
+// txnLive is the state of a transaction that is not collected yet: its
+// write set, its certain dependencies (for the certifier) and its
+// snapshot reads. Collected transactions (gc) have none: nothing reads
+// these fields of a collected transaction (addEdge ignores them, the
+// cycle and SSI searches visit only sure ones).
+type txnLive struct {
+	writes []writeEnt
+	out    []edge
+	in     []edge
 	// snapReads: the first snapshot read of each key read before the
 	// transaction wrote it (transaction-snapshot engines only; see
 	// engine.repeatRead); dropped at the transaction's end.

@@ -191,7 +191,7 @@ func skipOp(t *history.Txn, i int) bool {
 func (e *engine) addTxn(session int32, ht *history.Txn) {
 	cid := e.clientFor(session)
 	c := e.clients[cid]
-	t := &txn{ref: ht, client: cid, status: ht.Status, begin: ht.Invoke, snapA: inf, relA: ht.Complete, readOnly: !writes(ht)}
+	t := &txn{txnLive: &txnLive{}, ref: ht, client: cid, status: ht.Status, begin: ht.Invoke, snapA: inf, relA: ht.Complete, readOnly: !writes(ht)}
 	if ht.Complete < ht.Invoke {
 		t.relA = ht.Invoke
 	}
@@ -292,7 +292,7 @@ func (e *engine) addFloating(ht *history.Txn) {
 	}
 	cid := e.clientFor(-1)
 	c := e.clients[cid]
-	t := &txn{ref: ht, client: cid, status: history.Unknown, begin: floatLow, snapA: floatLow, relB: floatLow, relA: inf, floating: true}
+	t := &txn{txnLive: &txnLive{}, ref: ht, client: cid, status: history.Unknown, begin: floatLow, snapA: floatLow, relB: floatLow, relA: inf, floating: true}
 	e.stats.txns++
 	push := func(kind uint8, op int32) {
 		b := max(int64(floatLow), c.lastB)
@@ -368,6 +368,7 @@ func (e *engine) drain(limit int64) {
 		if tr.b > limit {
 			break
 		}
+		c.q[c.head] = trace{} // a dispatched slot must not keep its transaction alive
 		c.head++
 		if c.empty() {
 			c.q = c.q[:0]
@@ -376,6 +377,7 @@ func (e *engine) drain(limit int64) {
 		} else {
 			if c.head > 1024 && c.head*2 > len(c.q) {
 				n := copy(c.q, c.q[c.head:])
+				clear(c.q[n:])
 				c.q = c.q[:n]
 				c.head = 0
 			}

@@ -592,13 +592,16 @@ func (e *engine) gc(w int64) {
 	for _, k := range e.dirtyKeys {
 		ks := &e.keys[k]
 		e.prune(ks, w)
-		if len(ks.writers) > 1 || len(ks.reads) > 0 {
+		if len(ks.reads) > 0 || !settled(ks, w) {
 			keep = append(keep, k)
 		} else {
-			// The key goes quiet with at most its last version: keep
-			// exactly that (a stream that keeps creating keys holds one
-			// such key per key ever written, so slack capacity there is
-			// the bulk of the verifier's memory).
+			// The key is settled: no later watermark changes what prune
+			// keeps, so it leaves the dirty list until it is accessed
+			// again (e.key), and keeps exactly its versions (a stream
+			// that keeps creating keys holds one such key per key ever
+			// written, so slack capacity there, and visiting them at
+			// every collection, were the bulk of the verifier's memory
+			// and a cost growing with the stream).
 			ks.dirty = false
 			if cap(ks.writers) > len(ks.writers) {
 				ks.writers = append([]writer(nil), ks.writers...)
@@ -620,7 +623,7 @@ func (e *engine) gc(w int64) {
 				// reports name instead of the decoder's shared storage.
 				t.ref = compactTxn(t.ref)
 			}
-			t.out, t.in, t.writes = nil, nil, nil
+			t.txnLive = nil
 			e.stats.gcTxns++
 			continue
 		}
@@ -628,6 +631,20 @@ func (e *engine) gc(w int64) {
 	}
 	clear(e.done[len(d):])
 	e.done = d
+}
+
+// settled reports whether prune(ks, w') keeps exactly ks.writers for
+// every w' >= w: each writer's release bounds are below w, so every drop
+// condition (which compares them and the other writers' bounds with the
+// watermark) is already decided. A writer with an unknown outcome (relA
+// never known) keeps its key unsettled.
+func settled(ks *keyState, w int64) bool {
+	for i := range ks.writers {
+		if x := &ks.writers[i]; x.relB >= w || x.relA >= w {
+			return false
+		}
+	}
+	return true
 }
 
 // prune drops the versions, lock holds and reads of one key that no

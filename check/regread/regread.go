@@ -622,8 +622,8 @@ func (a *Analysis) findInitTxn(rRefs []Ref, rStart []int32) int32 {
 	val := int32(history.NoValue)
 	for j := range t0.Ops {
 		o := &t0.Ops[j]
-		if !isRegWrite(o) || o.Key < 0 || int(o.Key) >= nk || mine[o.Key] || o.Value == history.NoValue {
-			return -1
+		if !isRegWrite(o) || o.Key < 0 || int(o.Key) >= nk || mine[o.Key] || o.Value < 0 || int(o.Value) >= len(a.initial) {
+			return -1 // not a write of one interned value (ids out of range are skipped everywhere, never indexed)
 		}
 		if j > 0 && o.Value != val {
 			return -1
@@ -661,7 +661,7 @@ func (a *Analysis) findInitTxn(rRefs []Ref, rStart []int32) int32 {
 			if h.Txns[r.T].Status != history.Committed {
 				continue
 			}
-			if v := h.Txns[r.T].Ops[r.I].Value; v == history.NoValue || (v != val && a.initial[v]) {
+			if v := h.Txns[r.T].Ops[r.I].Value; v == history.NoValue || (v != val && v >= 0 && int(v) < len(a.initial) && a.initial[v]) {
 				return -1 // observed the state before T0
 			}
 		}

@@ -321,3 +321,27 @@ func TestObservedUnknownReaderIsJudged(t *testing.T) {
 		t.Fatalf("unobserved: judged=%v anomalies %v", a.Judged(1), a.Counts)
 	}
 }
+
+// TestInitialTxnRuleIgnoresUninternedValues: ids outside the value
+// interner are skipped by every pass, and the explicit-initial-transaction
+// rule must not index its per-value table with them either (it panicked:
+// elle FuzzListAppend input 664dbb2b7e653c25).
+func TestInitialTxnRuleIgnoresUninternedValues(t *testing.T) {
+	h := build(t, []tx{
+		{'c', 0, "w x 0"},
+		{'c', 0, "r x 0"},
+		{'c', 1, "r x 0"},
+	})
+	nv := int32(h.Values.Len())
+	for _, bad := range []int32{nv, nv + 7} {
+		hh := *h
+		hh.Txns = append([]history.Txn(nil), h.Txns...)
+		hh.Txns[0].Ops = []history.Op{{Kind: history.Write, Key: h.Txns[0].Ops[0].Key, Value: bad}}
+		hh.Txns[2].Ops = []history.Op{{Kind: history.Read, Key: h.Txns[0].Ops[0].Key, Value: bad}}
+		for _, opt := range []Options{{}, {InitialValue: "0"}} {
+			if a := Analyze(&hh, opt); a.InitTxn != -1 {
+				t.Errorf("value id %d (not interned): T0 taken as the initial transaction", bad)
+			}
+		}
+	}
+}
