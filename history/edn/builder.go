@@ -101,6 +101,7 @@ type Builder struct {
 	// of invocations whose completion carried its own :value; lastList
 	// caches per key id the last list read's integers and ids.
 	opArena  []history.Op
+	arenas   *history.OpArenas // when set, opArena comes from here
 	valArena []int32
 	freeOps  [][]history.Op
 	lastList [][]listElem

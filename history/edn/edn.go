@@ -72,7 +72,10 @@ func Decode(r io.Reader, opts history.DecodeOptions) (*history.History, error) {
 		err = Feed(edn.NewReader(r), b, opts.Name)
 	} else if opts.SizeHint >= parallelMin && runtime.GOMAXPROCS(0) >= parallelProcs {
 		src := startChunks(r, runtime.GOMAXPROCS(0))
+		b.arenas = history.NewOpArenas(1 << 16)
 		err = decodeStream(src, b, opts.Name, opts.SizeHint)
+		b.arenas.Stop()
+		b.arenas = nil
 		close(src.stop)
 	} else {
 		err = decodeStream(&lineSrc{br: bufio.NewReaderSize(r, 1<<16)}, b, opts.Name, opts.SizeHint)

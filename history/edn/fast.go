@@ -488,7 +488,11 @@ func (b *Builder) fastOps(l *fline, t *scanTab, invoke bool) []history.Op {
 		}
 	} else {
 		if cap(b.opArena)-len(b.opArena) < max(n, 1) {
-			b.opArena = make([]history.Op, 0, max(n, 1<<14))
+			if b.arenas != nil {
+				b.opArena = b.arenas.Next(n)[:0]
+			} else {
+				b.opArena = make([]history.Op, 0, max(n, 1<<14))
+			}
 		}
 		ops = b.opArena[len(b.opArena) : len(b.opArena)+n : len(b.opArena)+n]
 		b.opArena = b.opArena[:len(b.opArena)+n]
@@ -735,6 +739,7 @@ type echunk struct {
 
 func (c *echunk) scan() {
 	buf := c.buf
+	c.lines = c.lines[:0]
 	for len(buf) > 0 {
 		i := bytes.IndexByte(buf, '\n')
 		if i < 0 {
@@ -744,10 +749,12 @@ func (c *echunk) scan() {
 		c.lines = append(c.lines, buf[:i+1])
 		buf = buf[i+1:]
 	}
-	c.fl = make([]fline, len(c.lines))
-	c.ok = make([]bool, len(c.lines))
-	c.tab.mops = make([]fmop, 0, len(c.lines)*4)
-	c.tab.elems = make([]scal, 0, len(c.lines)*8)
+	if cap(c.fl) < len(c.lines) {
+		c.fl = make([]fline, len(c.lines))
+		c.ok = make([]bool, len(c.lines))
+	}
+	c.fl, c.ok = c.fl[:len(c.lines)], c.ok[:len(c.lines)]
+	c.tab.mops, c.tab.elems = c.tab.mops[:0], c.tab.elems[:0]
 	for i, l := range c.lines {
 		c.ok[i] = c.fl[i].scan(l, &c.tab)
 	}
@@ -756,6 +763,7 @@ func (c *echunk) scan() {
 // chunkSrc is the parallel source.
 type chunkSrc struct {
 	order   chan *echunk
+	free    chan *echunk // chunks the decoder is done with, for reuse
 	readErr chan error
 	stop    chan struct{}
 	c       *echunk
@@ -774,6 +782,17 @@ func (s *chunkSrc) next() ([]byte, *fline, *scanTab, bool) {
 	for s.c == nil || s.i >= len(s.c.lines) {
 		if s.ended {
 			return nil, nil, nil, false
+		}
+		if s.c != nil {
+			// Nothing refers to the chunk any more: every line of it was
+			// returned and used (the feeder asks for a line only once
+			// it has handed on the previous one; strings are copied
+			// when interned).
+			select {
+			case s.free <- s.c:
+			default:
+			}
+			s.c = nil
 		}
 		c, ok := <-s.order
 		if !ok {
@@ -800,7 +819,7 @@ func (s *chunkSrc) next() ([]byte, *fline, *scanTab, bool) {
 
 // startChunks starts the reader and nw scanning workers on r.
 func startChunks(r io.Reader, nw int) *chunkSrc {
-	s := &chunkSrc{order: make(chan *echunk, 2*nw), readErr: make(chan error, 1), stop: make(chan struct{})}
+	s := &chunkSrc{order: make(chan *echunk, 2*nw), free: make(chan *echunk, 3*nw+2), readErr: make(chan error, 1), stop: make(chan struct{})}
 	work := make(chan *echunk, nw)
 	for range nw {
 		go func() {
@@ -813,29 +832,45 @@ func startChunks(r io.Reader, nw int) *chunkSrc {
 	go func() {
 		defer close(s.order)
 		defer close(work)
-		br := bufio.NewReaderSize(r, 1<<20)
+		var carry []byte // a partial last line, carried to the next chunk
 		for {
-			buf := make([]byte, 0, chunkSize+chunkSize/4)
-			var err error
-			for len(buf) < chunkSize {
-				var b []byte
-				b, err = br.ReadSlice('\n')
-				for err == bufio.ErrBufferFull {
-					buf = append(buf, b...)
-					b, err = br.ReadSlice('\n')
-				}
-				if err != nil && err != io.EOF {
-					// as the sequential source: the partial line is not
-					// returned, the error is
-					break
-				}
-				buf = append(buf, b...)
-				if err != nil {
-					break
-				}
+			var c *echunk
+			select {
+			case c = <-s.free:
+			default:
+				c = &echunk{}
 			}
+			c.done = make(chan struct{})
+			want := max(chunkSize, 2*len(carry))
+			if cap(c.buf) < want+len(carry) {
+				c.buf = make([]byte, 0, want+len(carry))
+			}
+			buf := append(c.buf[:0], carry...)
+			n, err := io.ReadFull(r, buf[len(buf):len(buf)+want])
+			buf = buf[:len(buf)+n]
+			if err == io.ErrUnexpectedEOF {
+				err = io.EOF
+			}
+			if err != nil && err != io.EOF {
+				// as the sequential source: lines after the last
+				// complete one are not returned, the error is
+				if i := bytes.LastIndexByte(buf, '\n'); i >= 0 {
+					buf = buf[:i+1]
+				} else {
+					buf = buf[:0]
+				}
+				carry = nil
+			} else if err == nil {
+				i := bytes.LastIndexByte(buf, '\n')
+				// keep a partial last line for the next chunk (a chunk
+				// without a line end grows until one comes)
+				carry = append(carry[:0], buf[i+1:]...)
+				buf = buf[:i+1]
+			} else {
+				carry = nil
+			}
+			c.buf = buf
 			if len(buf) > 0 {
-				c := &echunk{buf: buf, done: make(chan struct{})}
 				select {
 				case s.order <- c:
 				case <-s.stop:

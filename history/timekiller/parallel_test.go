@@ -2,6 +2,7 @@ package timekiller
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -231,48 +232,78 @@ func decodeOp(op string) (*history.History, error) {
 	return Decode(strings.NewReader(`[{"tid":1,"sid":2,"sts":3,"cts":4,"ops":[`+op+`,{"t":"r","k":1,"v":2}]}]`), history.DecodeOptions{Name: "f"})
 }
 
-// FuzzFastOp: an op the fast path decodes gives the same history (ids
-// included) as the general path, which a space after the op's '{' forces.
+// decodeGeneral decodes in with fastOp off.
+func decodeGeneral(in []byte) (*history.History, error) {
+	fastOpOff = true
+	defer func() { fastOpOff = false }()
+	return Decode(bytes.NewReader(in), history.DecodeOptions{Name: "f"})
+}
+
+func sameFastGeneral(t *testing.T, in []byte) {
+	t.Helper()
+	want, wantErr := decodeGeneral(in)
+	got, gotErr := Decode(bytes.NewReader(in), history.DecodeOptions{Name: "f"})
+	if wantErr != nil || gotErr != nil {
+		if wantErr == nil || gotErr == nil || wantErr.Error() != gotErr.Error() {
+			t.Fatalf("%.200s: errors differ:\ngeneral: %v\nfast:    %v", in, wantErr, gotErr)
+		}
+	} else if d := diffHistories(want, got); d != "" {
+		t.Fatalf("%.200s: %s", in, d)
+	}
+	// and sequentially with read-ahead and faulted-in arenas (big inputs
+	// on fewer than parallelProcs CPUs)
+	oldMin, oldProcs := parallelMin, parallelProcs
+	parallelMin, parallelProcs = 1, 1<<20
+	defer func() { parallelMin, parallelProcs = oldMin, oldProcs }()
+	got, gotErr = Decode(bytes.NewReader(in), history.DecodeOptions{Name: "f", SizeHint: int64(len(in))})
+	if gotErr != nil || wantErr != nil {
+		if gotErr == nil || gotErr.Error() != wantErr.Error() {
+			t.Fatalf("read-ahead: %v vs %v", gotErr, wantErr)
+		}
+		return
+	}
+	if d := diffHistories(want, got); d != "" {
+		t.Fatalf("read-ahead: %.200s: %s", in, d)
+	}
+}
+
+// FuzzFastOp: an op the fast path decodes gives the same history (ids and
+// line numbers included) as the general path.
 func FuzzFastOp(f *testing.F) {
 	for _, op := range []string{`{"t":"r","k":1,"v":null}`, `{"t":"w","k":-5,"v":7}`, `{"t":"a","k":3,"v":9}`,
 		`{"t":"r","k":3,"v":[9,2,-1]}`, `{"t":"r","k":3,"v":[]}`, `{"t":"w","k":3,"v":null}`, `{"t":"r","k":1,"v":1.5}`,
-		`{"t":"r","k":12345678901234567890,"v":1}`, `{"t":"r","k":1,"v":[1,]}`, `{"t":"x","k":1,"v":1}`, `{"t":"r","k":1,"v":2e3}`} {
+		`{"t":"r","k":12345678901234567890,"v":1}`, `{"t":"r","k":1,"v":[1,]}`, `{"t":"x","k":1,"v":1}`, `{"t":"r","k":1,"v":2e3}`,
+		`{"k":3,"t":"w","v":4}`, `{"v":4,"k":3,"t":"w"}`, "{\n  \"k\": 3,\n  \"t\": \"r\",\n  \"v\": [ 1, 2 ]\n}",
+		`{"k":3,"t":"w","v":4,"k":5}`, `{"k":3,"t":"w"}`, `{"k":3,"t":"r"}`, `{"k":3,"t":"r","v":[1 2]}`} {
 		f.Add(op)
 	}
 	f.Fuzz(func(t *testing.T, op string) {
-		if !strings.HasPrefix(op, `{"t":`) {
-			return
-		}
-		want, wantErr := decodeOp(`{ ` + op[1:])
-		got, gotErr := decodeOp(op)
-		if wantErr != nil || gotErr != nil {
-			if wantErr == nil || gotErr == nil || wantErr.Error() != gotErr.Error() {
-				t.Fatalf("%s: errors differ:\ngeneral: %v\nfast:    %v", op, wantErr, gotErr)
-			}
-			return
-		}
-		if d := diffHistories(want, got); d != "" {
-			t.Fatalf("%s: %s", op, d)
-		}
+		sameFastGeneral(t, []byte(`[{"tid":1,"sid":2,"sts":3,"cts":4,"ops":[`+op+`,{"t":"r","k":1,"v":2}]}, {"tid":2,"ops":[{"t":"r","k":1}]}`+"\n"+`,{"tid":3,"ops":[{"t":"r","k":1}, {"t":"r","v":1}]}]`))
 	})
 }
 
-// TestFastOpMatchesGeneral: whole generated histories decode the same
-// through the fast op path and the general one.
+// TestFastOpMatchesGeneral: whole histories decode the same through the
+// fast op path and the general one: generated ones as Encode writes them,
+// with TimeKiller's sorted field order, and TimeKiller's pretty-printed
+// examples.
 func TestFastOpMatchesGeneral(t *testing.T) {
 	for _, list := range []bool{false, true} {
 		in := encoded(t, list, 300, 9)
-		slow := bytes.ReplaceAll(in, []byte(`{"t":`), []byte(`{ "t":`))
-		a, err := Decode(bytes.NewReader(slow), history.DecodeOptions{})
+		sameFastGeneral(t, in)
+		var txns []map[string]any
+		if err := json.Unmarshal(in, &txns); err != nil {
+			t.Fatal(err)
+		}
+		sorted, _ := json.Marshal(txns)
+		sameFastGeneral(t, sorted)
+		pretty, _ := json.MarshalIndent(txns, "", "    ")
+		sameFastGeneral(t, pretty)
+	}
+	for _, f := range []string{"format-kv.json", "format-list.json"} {
+		b, err := os.ReadFile("../../testdata/external/chronos/" + f)
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := Decode(bytes.NewReader(in), history.DecodeOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if d := diffHistories(a, b); d != "" {
-			t.Fatalf("list=%v: %s", list, d)
-		}
+		sameFastGeneral(t, b)
 	}
 }

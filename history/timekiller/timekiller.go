@@ -91,13 +91,14 @@ func Sniff(prefix []byte) int {
 }
 
 type decoder struct {
-	lx    *Lexer
-	arena []history.Op // ops of decoded transactions are carved from here
-	h     *history.History
-	file  string
-	seqs  []int32
-	list  bool
-	allTS bool
+	lx     *Lexer
+	arena  []history.Op      // ops of decoded transactions are carved from here
+	arenas *history.OpArenas // when set, arena comes from here
+	h      *history.History
+	file   string
+	seqs   []int32
+	list   bool
+	allTS  bool
 }
 
 func (d *decoder) errf(field, f string, a ...any) error {
@@ -140,6 +141,16 @@ func Decode(r io.Reader, opts history.DecodeOptions) (*history.History, error) {
 	var err error
 	if opts.SizeHint >= parallelMin && runtime.GOMAXPROCS(0) >= parallelProcs {
 		err = d.parallel(r, opts.SizeHint)
+	} else if opts.SizeHint >= parallelMin {
+		// Big input, fewer than parallelProcs CPUs: decode sequentially,
+		// but read ahead and fault the ops' memory in on another
+		// goroutine (history.ReadAhead, history.OpArenas).
+		ra, stop := history.ReadAhead(r, 1<<20)
+		d.arenas = history.NewOpArenas(1 << 16)
+		d.lx = NewLexer(ra)
+		err = d.array(tokStart, opts.SizeHint)
+		d.arenas.Stop()
+		stop()
 	} else {
 		d.lx = NewLexer(r)
 		err = d.array(tokStart, opts.SizeHint)
@@ -596,7 +607,12 @@ func (d *decoder) ops(idx int) ([]history.Op, error) {
 // a new arena.
 func (d *decoder) push(ops []history.Op, o history.Op) []history.Op {
 	if len(ops) == cap(ops) {
-		na := make([]history.Op, max(1<<16, 2*len(ops)))
+		var na []history.Op
+		if d.arenas != nil {
+			na = d.arenas.Next(2 * len(ops))
+		} else {
+			na = make([]history.Op, max(1<<16, 2*len(ops)))
+		}
 		copy(na, ops)
 		d.arena = na
 		ops = na[:len(ops)]
@@ -606,80 +622,159 @@ func (d *decoder) push(ops []history.Op, o history.Op) []history.Op {
 	return ops
 }
 
-// fastOp decodes, from the lexer's buffer, an op written exactly as Encode
-// writes integer ops: {"t":"r"|"w"|"a","k":INT,"v":INT|null|[INT,...]} with
-// no white space and integers of at most 18 digits. For anything else
-// (other field order, white space, strings, a write without a value, an op
-// split across buffer refills) it consumes nothing and reports false, and
-// the general path decodes the op; both give the same Op and intern in the
-// same order (key, then values).
+// fastOpOff disables fastOp (differential tests).
+var fastOpOff bool
+
+// fastOp decodes, from the lexer's buffer, an op with integer keys and
+// values: {"t":"r"|"w"|"a","k":INT,"v":INT|null|[INT,...]} with the three
+// fields in any order (Encode writes t, k, v; TimeKiller's own generator
+// sorts them: k, t, v), each exactly once, JSON white space anywhere
+// between tokens (pretty-printed files), and integers of at most 18
+// digits. For anything else (strings, other fields, a missing or repeated
+// field, a write without a value, an op split across buffer refills) it
+// consumes nothing and reports false, and the general path decodes the op;
+// both give the same Op, count the same lines and intern in the same order
+// (the fields in their order in the text).
 func (d *decoder) fastOp() (history.Op, bool) {
+	if fastOpOff {
+		return history.Op{}, false
+	}
 	lx := d.lx
 	b := lx.buf[lx.pos:]
-	if len(b) < 20 || string(b[:6]) != `{"t":"` || string(b[7:13]) != `","k":` {
+	nl := 0
+	ws := func(i int) int {
+		for i < len(b) {
+			switch b[i] {
+			case ' ', '\t', '\r':
+			case '\n':
+				nl++
+			default:
+				return i
+			}
+			i++
+		}
+		return i
+	}
+	if len(b) < 20 || b[0] != '{' {
 		return history.Op{}, false
 	}
-	var kind history.Kind
-	switch b[6] {
-	case 'r':
-		kind = history.Read
-	case 'w':
-		kind = history.Write
-	case 'a':
-		kind = history.Append
-	default:
-		return history.Op{}, false
-	}
-	k, i, ok := fastInt(b, 13)
-	if !ok || len(b) < i+6 || string(b[i:i+5]) != `,"v":` {
-		return history.Op{}, false
-	}
-	i += 5
-	var v int64
-	n, listAt := 0, 0 // list elements, index of the first
-	isList, null := false, false
-	switch b[i] {
-	case 'n':
-		if kind != history.Read || len(b) < i+4 || string(b[i:i+4]) != "null" {
+	var (
+		kind             history.Kind
+		k, v             int64
+		seen             uint8 // 1 t, 2 k, 4 v
+		vFirst           bool  // v came before k (interning order)
+		n, listAt        int   // list elements, index of the first
+		isList, null, ok bool
+	)
+	i := 1
+	for {
+		i = ws(i)
+		if i+4 >= len(b) || b[i] != '"' || b[i+2] != '"' {
 			return history.Op{}, false
 		}
-		null = true
-		i += 4
-	case '[':
-		if kind != history.Read {
+		f := b[i+1]
+		i = ws(i + 3)
+		if i >= len(b) || b[i] != ':' {
 			return history.Op{}, false
 		}
-		isList = true
-		i++
-		listAt = i
-		if i < len(b) && b[i] == ']' {
+		i = ws(i + 1)
+		if i+3 >= len(b) {
+			return history.Op{}, false
+		}
+		switch f {
+		case 't':
+			if seen&1 != 0 || b[i] != '"' || b[i+2] != '"' {
+				return history.Op{}, false
+			}
+			switch b[i+1] {
+			case 'r':
+				kind = history.Read
+			case 'w':
+				kind = history.Write
+			case 'a':
+				kind = history.Append
+			default:
+				return history.Op{}, false
+			}
+			seen |= 1
+			i += 3
+		case 'k':
+			if seen&2 != 0 {
+				return history.Op{}, false
+			}
+			if k, i, ok = fastInt(b, i); !ok {
+				return history.Op{}, false
+			}
+			seen |= 2
+		case 'v':
+			if seen&4 != 0 {
+				return history.Op{}, false
+			}
+			seen |= 4
+			vFirst = seen&2 == 0
+			switch b[i] {
+			case 'n':
+				if string(b[i:i+4]) != "null" {
+					return history.Op{}, false
+				}
+				null = true
+				i += 4
+			case '[':
+				isList = true
+				i = ws(i + 1)
+				listAt = i
+				if i < len(b) && b[i] == ']' {
+					i++
+					break
+				}
+				for {
+					if _, i, ok = fastInt(b, i); !ok {
+						return history.Op{}, false
+					}
+					n++
+					i = ws(i)
+					if i >= len(b) {
+						return history.Op{}, false
+					}
+					if b[i] == ']' {
+						i++
+						break
+					}
+					if b[i] != ',' {
+						return history.Op{}, false
+					}
+					i = ws(i + 1)
+				}
+			default:
+				if v, i, ok = fastInt(b, i); !ok {
+					return history.Op{}, false
+				}
+			}
+		default:
+			return history.Op{}, false
+		}
+		i = ws(i)
+		if i >= len(b) {
+			return history.Op{}, false
+		}
+		if b[i] == '}' {
 			i++
 			break
 		}
-		for {
-			if _, i, ok = fastInt(b, i); !ok {
-				return history.Op{}, false
-			}
-			n++
-			if b[i] == ']' {
-				i++
-				break
-			}
-			if b[i] != ',' {
-				return history.Op{}, false
-			}
-			i++
-		}
-	default:
-		if v, i, ok = fastInt(b, i); !ok {
+		if b[i] != ',' {
 			return history.Op{}, false
 		}
+		i++
 	}
-	if i >= len(b) || b[i] != '}' {
+	if seen != 7 || (kind != history.Read && (null || isList)) {
 		return history.Op{}, false
 	}
-	lx.pos += i + 1
-	o := history.Op{Kind: kind, Key: d.h.Keys.Int(k), Value: history.NoValue}
+	lx.pos += i
+	lx.line += nl
+	o := history.Op{Kind: kind, Value: history.NoValue}
+	if !vFirst {
+		o.Key = d.h.Keys.Int(k)
+	}
 	switch {
 	case isList:
 		o.IsList = true
@@ -688,11 +783,16 @@ func (d *decoder) fastOp() (history.Op, bool) {
 			var e int64
 			e, at, _ = fastInt(b, at)
 			o.List[x] = d.h.Values.Int(e)
-			at++
+			for at < len(b) && (b[at] == ',' || b[at] == ' ' || b[at] == '\t' || b[at] == '\r' || b[at] == '\n') {
+				at++
+			}
 		}
 		d.list = true
 	case !null:
 		o.Value = d.h.Values.Int(v)
+	}
+	if vFirst {
+		o.Key = d.h.Keys.Int(k)
 	}
 	if kind == history.Append {
 		d.list = true
