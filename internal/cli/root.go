@@ -74,11 +74,21 @@ application SQL traces for transactions that break under weak levels.`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &ExitError{Code: ExitUsage, Err: err}
 	})
-	var cpuProfile string
+	var cpuProfile, memProfile string
 	var stopProfile func()
 	root.PersistentFlags().StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile (pprof) of the command to this file")
 	root.PersistentFlags().Lookup("cpuprofile").Hidden = true
+	root.PersistentFlags().StringVar(&memProfile, "memprofile", "", "write an allocation profile (pprof allocs) of the command to this file at its end")
+	root.PersistentFlags().Lookup("memprofile").Hidden = true
 	root.PersistentPreRunE = func(c *cobra.Command, args []string) error {
+		if memProfile != "" {
+			stopProfile = func() {
+				if f, err := os.Create(memProfile); err == nil {
+					pprof.Lookup("allocs").WriteTo(f, 0)
+					f.Close()
+				}
+			}
+		}
 		if cpuProfile == "" {
 			return nil
 		}
@@ -90,7 +100,14 @@ application SQL traces for transactions that break under weak levels.`,
 			f.Close()
 			return err
 		}
-		stopProfile = func() { pprof.StopCPUProfile(); f.Close() }
+		stopMem := stopProfile
+		stopProfile = func() {
+			pprof.StopCPUProfile()
+			f.Close()
+			if stopMem != nil {
+				stopMem()
+			}
+		}
 		return nil
 	}
 	for _, f := range commands {
