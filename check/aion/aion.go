@@ -44,7 +44,10 @@
 // pending, the largest snapshot seen). Any transaction still to arrive is
 // expected to have a snapshot ≥ W, and then needs of each key only the last
 // version committed at or before W and the versions after it; older
-// versions, and final reads, are discarded at each Tick. A transaction that
+// versions, and final reads, are discarded by a Tick (every Tick once the
+// versions and reads added since the last discard number at least half
+// the keys with something to discard, else every 8th: the discard's cost
+// stays proportional to the work, whatever the tick rate). A transaction that
 // arrives with a snapshot older than the oldest retained version of a key it
 // reads cannot be checked on that key: the read is counted as
 // "late_unchecked" and the verdict becomes Unknown (unless invalid). Its
@@ -143,6 +146,23 @@ type version struct {
 	cts history.Timestamp
 	v   Val
 	w   *Txn
+	// g is w's ghost, made at install while w is at hand, so Tick can
+	// strip the version without touching w (a cache miss per key).
+	g *Txn
+}
+
+// readRef is a pending read in its key's list: the snapshot and the
+// reading transaction's arrival number are copied in, so sorting, skipping
+// and dropping reads never touches the read itself (with many keys, each
+// such access is a cache miss).
+type readRef struct {
+	snapP, snapL int64
+	seq          int64 // Txn.seq of the reader; final once ≤ Checker.finalSeq
+	r            *read
+}
+
+func (x *readRef) snap() history.Timestamp {
+	return history.Timestamp{P: x.snapP, L: x.snapL, Set: true}
 }
 
 type read struct {
@@ -158,7 +178,7 @@ type read struct {
 
 type keyState struct {
 	vers  []version // sorted by cts
-	reads []*read   // pending external reads, sorted by snap
+	reads []readRef // pending external reads, sorted by snap
 	gcTS  history.Timestamp
 	gced  bool // versions older than gcTS were discarded
 	nfail int  // pending reads currently failing
@@ -168,9 +188,18 @@ type keyState struct {
 	// failed: final Ext failures of this key that a late write may still
 	// re-open (see "Late writes after finality").
 	failed []failRec
-	// maxSnapP bounds from above the P of every read's snapshot in reads,
-	// so install can skip a read-free key without touching its reads.
-	maxSnapP int64
+	// maxSnap bounds from above every read's snapshot in reads, so
+	// install can skip a key without touching its reads and insertRead
+	// can append without comparing.
+	maxSnap history.Timestamp
+	// lastCTS and lastV copy the last version (when vers is not empty),
+	// so the common checks (a read at a recent snapshot, a write
+	// committing after every retained version) do not touch vers: with
+	// many keys each access to another array is a cache miss.
+	lastCTS history.Timestamp
+	lastV   Val
+	// v0ghost: vers[0].w is a ghost already (Tick need not look at it).
+	v0ghost bool
 	// active: the key is in Checker.active: it has more than one version,
 	// or pending reads, or a version whose writer is not yet a ghost, so
 	// Tick has work on it.
@@ -186,6 +215,9 @@ type failRec struct {
 	expl string
 	done bool
 }
+
+// sweepEvery: a tick sweeps the active keys at least this often.
+const sweepEvery = 8
 
 // maxFailRecs bounds the failure records kept for re-opening; past it, any
 // late write that may be visible at some unrecorded failure's snapshot
@@ -207,19 +239,25 @@ type Checker struct {
 	active  []int32         // keys Tick must visit (keyState.active)
 	last    map[string]*Txn // last transaction per session
 	pending []*read         // non-final reads in arrival order
-	ptx     []*Txn          // transactions with pending reads, arrival order
-	anoms   map[string][]check.Anomaly
-	counts  map[string]int
-	n       int64
-	aborted int64
-	flips   int64
-	rechk   int64
-	late    int64
-	lateNC  int64
-	listOps int64
-	maxSnap history.Timestamp
-	start   time.Time
-	slab    []read
+	// finalSeq: every read of a transaction with seq ≤ finalSeq is final
+	finalSeq int64
+	ptx      []*Txn // transactions with pending reads, arrival order
+	anoms    map[string][]check.Anomaly
+	counts   map[string]int
+	n        int64
+	aborted  int64
+	flips    int64
+	rechk    int64
+	late     int64
+	lateNC   int64
+	listOps  int64
+	maxSnap  history.Timestamp
+	start    time.Time
+	slab     []read
+	// work: versions installed and reads inserted since the last sweep
+	// of the active keys; ticks and swept count ticks (see tick)
+	work         int64
+	ticks, swept int64
 	// lastAccess index of the big transaction accT
 	accT    *Txn
 	accPrev []int32
@@ -332,7 +370,7 @@ func (c *Checker) visible(cts, snap history.Timestamp) bool {
 func (c *Checker) at(ks *keyState, snap history.Timestamp) int {
 	vs := ks.vers
 	i := len(vs) - 1
-	if i >= 0 && c.visible(vs[i].cts, snap) {
+	if i >= 0 && c.visible(ks.lastCTS, snap) {
 		return i
 	}
 	lo, hi := 0, len(vs) // first version not visible at snap
@@ -426,6 +464,7 @@ func (c *Checker) Add(t *Txn) error {
 					ks.nfail++
 				}
 				ks.insertRead(r)
+				c.work++
 				c.activate(o.Key, ks)
 				c.pending = append(c.pending, r)
 				hasPending = true
@@ -500,20 +539,26 @@ func (c *Checker) newRead() *read {
 }
 
 func (ks *keyState) insertRead(r *read) {
-	if len(ks.reads) == 0 || r.snap.P > ks.maxSnapP {
-		ks.maxSnapP = r.snap.P
-	}
 	n := len(ks.reads)
+	ref := readRef{snapP: r.snap.P, snapL: r.snap.L, seq: r.t.seq, r: r}
+	if n == 0 || !r.snap.Less(ks.maxSnap) {
+		ks.maxSnap = r.snap
+		ks.reads = append(ks.reads, ref)
+		return
+	}
 	i := n
-	for i > 0 && r.snap.Less(ks.reads[i-1].snap) {
+	for i > 0 && r.snap.Less(ks.reads[i-1].snap()) {
 		i--
 	}
-	ks.reads = append(ks.reads, nil)
+	ks.reads = append(ks.reads, readRef{})
 	copy(ks.reads[i+1:], ks.reads[i:n])
-	ks.reads[i] = r
+	ks.reads[i] = ref
 }
 
 func (c *Checker) matches(ks *keyState, r *read) bool {
+	if len(ks.vers) > 0 && c.visible(ks.lastCTS, r.snap) {
+		return ks.lastV == r.v
+	}
 	i := c.at(ks, r.snap)
 	if i < 0 {
 		return c.isInitial(r.v)
@@ -526,16 +571,21 @@ func (c *Checker) install(t *Txn, o *Op) {
 	vs := ks.vers
 	// position: after every version with cts ≤ t.cts
 	i := len(vs)
-	for i > 0 && t.CommitTS.Less(vs[i-1].cts) {
-		i--
+	if i > 0 && t.CommitTS.Less(ks.lastCTS) {
+		for i > 0 && t.CommitTS.Less(vs[i-1].cts) {
+			i--
+		}
 	}
 	if !c.ser {
 		if ks.gced && t.StartTS.Less(ks.gcTS) {
 			c.lateNC++
 		}
-		// writers committed within (t.sts, t.cts]
-		for x := i - 1; x >= 0 && t.StartTS.Less(vs[x].cts); x-- {
-			c.noConflict(vs[x].w, t, o.Key, vs[x].cts)
+		// writers committed within (t.sts, t.cts] (none when t commits
+		// last and the last version committed at or before t.sts)
+		if i < len(vs) || (i > 0 && t.StartTS.Less(ks.lastCTS)) {
+			for x := i - 1; x >= 0 && t.StartTS.Less(vs[x].cts); x-- {
+				c.noConflict(vs[x].w, t, o.Key, vs[x].cts)
+			}
 		}
 		// writers whose interval contains t.cts
 		for x := i; x < len(vs) && vs[x].w.StartTS.Less(t.CommitTS); x++ {
@@ -544,33 +594,41 @@ func (c *Checker) install(t *Txn, o *Op) {
 	}
 	ks.vers = append(ks.vers, version{})
 	copy(ks.vers[i+1:], ks.vers[i:len(vs)])
-	ks.vers[i] = version{cts: t.CommitTS, v: o.V, w: t}
+	ks.vers[i] = version{cts: t.CommitTS, v: o.V, w: t, g: ghostOf(t)}
+	if i == len(vs) {
+		ks.lastCTS, ks.lastV = t.CommitTS, o.V
+	}
+	if i == 0 {
+		ks.v0ghost = false
+	}
 	c.activate(o.Key, ks)
+	c.work++
 	if len(ks.failed) > 0 || c.failOverflow {
 		c.reopen(ks, o.Key, i, t)
 	}
 	// Reads whose visible version is now this one: snap in [cts, next cts).
 	rs := ks.reads
-	if len(rs) == 0 || t.CommitTS.P > ks.maxSnapP || !c.visible(t.CommitTS, rs[len(rs)-1].snap) {
+	if len(rs) == 0 || !c.visible(t.CommitTS, ks.maxSnap) || !c.visible(t.CommitTS, rs[len(rs)-1].snap()) {
 		return
 	}
 	lo, hi := 0, len(rs) // first read that sees this version's commit
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		if c.visible(t.CommitTS, rs[m].snap) {
+		if c.visible(t.CommitTS, rs[m].snap()) {
 			hi = m
 		} else {
 			lo = m + 1
 		}
 	}
 	for j := lo; j < len(rs); j++ {
-		r := rs[j]
-		if i+1 < len(ks.vers) && c.visible(ks.vers[i+1].cts, r.snap) {
+		x := &rs[j]
+		if i+1 < len(ks.vers) && c.visible(ks.vers[i+1].cts, x.snap()) {
 			break
 		}
-		if r.final || r.t == t {
+		if x.seq <= c.finalSeq || x.seq == t.seq {
 			continue
 		}
+		r := x.r
 		c.rechk++
 		fail := ks.vers[i].v != r.v
 		if fail != r.fail {
@@ -600,6 +658,10 @@ func (c *Checker) tick(before time.Time) {
 		}
 		c.finalize(r)
 	}
+	if i > 0 {
+		// reads become final in arrival order (see readRef.seq)
+		c.finalSeq = c.pending[i-1].t.seq
+	}
 	c.pending = c.pending[i:]
 	if cap(c.pending) > 1024 && len(c.pending) < cap(c.pending)/4 {
 		c.pending = append([]*read(nil), c.pending...)
@@ -621,6 +683,16 @@ func (c *Checker) tick(before time.Time) {
 	if !w.Set {
 		return
 	}
+	// Sweep the keys only when the work since the last sweep (versions
+	// installed, reads inserted) is at least half the keys to visit, or
+	// every sweepEvery ticks: a sweep costs one visit per active key, so
+	// its cost stays proportional to the work whatever the tick rate, and
+	// what it discards grows by at most that work in between.
+	c.ticks++
+	if 2*c.work < int64(len(c.active)) && c.ticks-c.swept < sweepEvery {
+		return
+	}
+	c.work, c.swept = 0, c.ticks
 	// Only active keys can have anything to discard: a key with at most one
 	// version (already referring to a ghost) and no pending reads keeps that
 	// version, the last one visible at any snapshot from its commit on.
@@ -630,9 +702,9 @@ func (c *Checker) tick(before time.Time) {
 		// drop final reads
 		if 2*ks.nfinal >= len(ks.reads) {
 			n := 0
-			for _, r := range ks.reads {
-				if !r.final {
-					ks.reads[n] = r
+			for _, x := range ks.reads {
+				if x.seq > c.finalSeq {
+					ks.reads[n] = x
 					n++
 				}
 			}
@@ -645,8 +717,8 @@ func (c *Checker) tick(before time.Time) {
 		if x > 0 && ks.nfail > 0 {
 			// classify failing reads while the versions that may explain
 			// them are still here
-			for _, r := range ks.reads {
-				if r.fail && !r.final && r.kind == "" {
+			for _, x := range ks.reads {
+				if r := x.r; r.fail && !r.final && r.kind == "" {
 					r.kind = c.classify(ks, r)
 				}
 			}
@@ -658,12 +730,13 @@ func (c *Checker) tick(before time.Time) {
 			ks.gced = true
 			ks.gcTS = ks.vers[0].cts
 		}
-		if x >= 0 {
+		if x > 0 || (x == 0 && !ks.v0ghost) {
 			// the version visible at the watermark: its writer is only
 			// named in explanations from now on (see ghostOf)
-			ks.vers[0].w = ghostOf(ks.vers[0].w)
+			ks.vers[0].w = ks.vers[0].g
+			ks.v0ghost = true
 		}
-		if len(ks.vers) > 1 || len(ks.reads) > 0 || (len(ks.vers) == 1 && !ks.vers[0].w.stripped) {
+		if len(ks.vers) > 1 || len(ks.reads) > 0 || (len(ks.vers) == 1 && !ks.v0ghost) {
 			c.active[na] = k
 			na++
 			continue
@@ -919,6 +992,7 @@ func (c *Checker) Close() *check.Result {
 	for _, r := range c.pending {
 		c.finalize(r)
 	}
+	c.finalSeq = c.n
 	c.pending = nil
 	c.ptx = nil
 	r := &check.Result{Checker: "aion", Model: c.cfg.Model}

@@ -33,6 +33,8 @@ type Reader struct {
 	skeys map[string]int32
 	// opBuf: the ops of the transaction being decoded (reused)
 	opBuf []Op
+	// opArena: the rest of the chunk keepOps copies ops into
+	opArena []Op
 	// sessions shares session name strings
 	sessions map[string]string
 }
@@ -185,9 +187,30 @@ func (r *Reader) object() (*Txn, bool, error) {
 		return nil, false, r.errf("status", "missing (committed, aborted or unknown)")
 	}
 	if t.Status != history.Aborted {
-		t.Ops = slices.Clone(r.opBuf)
+		t.Ops = r.keepOps(r.opBuf)
 	}
 	return t, false, nil
+}
+
+// opChunk is how many ops keepOps allocates at once.
+const opChunk = 8192
+
+// keepOps copies ops into a chunk shared by consecutive transactions (one
+// allocation per opChunk ops instead of one per transaction; Op holds no
+// pointers, so the chunks cost the garbage collector nothing to scan). A
+// chunk lives as long as any transaction in it: about --final-after of
+// arrivals, as the transactions do.
+func (r *Reader) keepOps(ops []Op) []Op {
+	if len(ops) > opChunk/8 {
+		return slices.Clone(ops)
+	}
+	if len(r.opArena) < len(ops) {
+		r.opArena = make([]Op, opChunk)
+	}
+	k := copy(r.opArena, ops)
+	out := r.opArena[:k:k]
+	r.opArena = r.opArena[k:]
+	return out
 }
 
 // session reads a session name, sharing one string per distinct name (a
