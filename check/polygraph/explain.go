@@ -53,12 +53,18 @@ func (x *explainer) Explain(from, to int32, rel graph.Rel, why graph.Why) string
 		}
 	case graph.RW:
 		read := a + " read " + k + " = " + h.ValueName(why.V1)
+		if x.p.lists {
+			read = a + " read a list of " + k + " ending in " + h.ValueName(why.V1)
+		}
 		if why.Op1 >= 0 {
 			read += " (" + h.TxnName(why.Op1) + "'s version)"
 		}
 		tail := ", so " + a + " < " + b + " (rw)"
 		switch why.Note {
 		case noteInitial:
+			if x.p.lists {
+				return a + " read " + k + " empty, before " + b + "'s append of " + h.ValueName(why.V2) + tail
+			}
 			return a + " read the initial state of " + k + ", which " + b + "'s write of " + h.ValueName(why.V2) + " overwrites" + tail
 		case noteRMW:
 			return read + ", which " + b + " read and overwrote with " + h.ValueName(why.V2) + tail
