@@ -24,6 +24,7 @@ const (
 	noteEvidence              // ww/rw: the version order from commit order / timestamps (evidence.go)
 	noteListTail              // ww/rw: an append no read shows follows the last version the longest read shows
 	noteTS                    // realtime: snapshot visibility from database timestamps (SI; evidence.go)
+	noteGivenVO               // ww/rw: a list key's version order given as evidence (lists.go)
 )
 
 // ledge is a logical edge of the polygraph: between transaction nodes, or
@@ -72,11 +73,12 @@ type problem struct {
 	pointTxn  []int32 // realtime point -> node of the completion it stands for
 	pointTS   []history.Timestamp
 	ev        evidence
-	lists     bool             // the history is the register view of a list-append history (lists.go)
-	disp      *history.History // the history as given, for rendering transactions (h, or the list history)
-	evWW      int              // ww edges from evidence
-	evRW      int              // rw edges from evidence
-	visSkip   int              // transactions left out of visibility (start_ts >= own commit_ts)
+	lists     bool              // the history is the register view of a list-append history (lists.go)
+	listVO    map[int32][]int32 // list keys' version orders given as evidence, as writers' last values
+	disp      *history.History  // the history as given, for rendering transactions (h, or the list history)
+	evWW      int               // ww edges from evidence
+	evRW      int               // rw edges from evidence
+	visSkip   int               // transactions left out of visibility (start_ts >= own commit_ts)
 }
 
 // nodeKey orders physical nodes for heuristics by the history's completion
@@ -114,9 +116,9 @@ func (p *problem) addEdge(from, to int32, lit int32, rel graph.Rel, why graph.Wh
 //
 // counted is non-nil for the register view of a list-append history: the
 // transactions the list checks count as committed (lists.go).
-func build(h *history.History, ra *regread.Analysis, si, session, rt bool, ev evidence, counted []bool) *problem {
+func build(h *history.History, ra *regread.Analysis, si, session, rt bool, ev evidence, counted []bool, listVO map[int32][]int32) *problem {
 	lists := counted != nil
-	p := &problem{h: h, disp: h, si: si, session: session, rt: rt, stats: map[string]any{}, ev: ev, lists: lists}
+	p := &problem{h: h, disp: h, si: si, session: session, rt: rt, stats: map[string]any{}, ev: ev, lists: lists, listVO: listVO}
 	n := len(h.Txns)
 	p.nodeOf = make([]int32, n)
 	for i := range p.nodeOf {
@@ -320,6 +322,27 @@ func build(h *history.History, ra *regread.Analysis, si, session, rt bool, ev ev
 						p.addEdge(r.node, w.node, 0, graph.RW, graph.Why{Key: k, V1: r.val, V2: w.val, Op1: p.txnOf[prev], Op2: -1, Note: noteListTail})
 					}
 				}
+			}
+		}
+		if vo := p.listVO[k]; len(vo) > 1 {
+			// a list key's version order given as evidence (elements, as writers' last values)
+			byVal := map[int32]int32{}
+			for _, w := range ws {
+				byVal[w.val] = w.node
+			}
+			prev := int32(-1)
+			for _, v := range vo {
+				b, ok := byVal[v]
+				if !ok {
+					continue
+				}
+				if prev >= 0 {
+					p.addEdge(prev, b, 0, graph.WW, graph.Why{Key: k, V1: valOf[prev], V2: v, Op1: opOf[prev], Op2: opOf[b], Note: noteGivenVO})
+					for _, r := range readersOf[prev] {
+						p.addEdge(r.node, b, 0, graph.RW, graph.Why{Key: k, V1: r.val, V2: v, Op1: p.txnOf[prev], Op2: -1, Note: noteGivenVO})
+					}
+				}
+				prev = b
 			}
 		}
 		if ev.rank != nil && len(ws) > 1 {

@@ -42,6 +42,8 @@ func (x *explainer) Explain(from, to int32, rel graph.Rel, why graph.Why) string
 				return "the longest read of " + k + " shows " + a + "'s appends (ending in " + h.ValueName(why.V1) + ") right before " + b + "'s (ending in " + h.ValueName(why.V2) + "), so " + a + " < " + b + " (ww)"
 			}
 			return "the given version order of " + k + " puts " + h.ValueName(why.V1) + " (" + a + ") before " + h.ValueName(why.V2) + " (" + b + "), so " + a + " < " + b + " (ww)"
+		case noteGivenVO:
+			return "the given version order of " + k + " puts " + a + "'s appends (ending in " + h.ValueName(why.V1) + ") before " + b + "'s (ending in " + h.ValueName(why.V2) + "), so " + a + " < " + b + " (ww)"
 		case noteListTail:
 			return "no read of " + k + " shows " + b + "'s append " + h.ValueName(why.V2) + ", so it comes after " + a + "'s " + h.ValueName(why.V1) + ", the last version the longest read shows, so " + a + " < " + b + " (ww)"
 		case noteEvidence:
@@ -51,12 +53,18 @@ func (x *explainer) Explain(from, to int32, rel graph.Rel, why graph.Why) string
 		}
 	case graph.RW:
 		read := a + " read " + k + " = " + h.ValueName(why.V1)
+		if x.p.lists {
+			read = a + " read a list of " + k + " ending in " + h.ValueName(why.V1)
+		}
 		if why.Op1 >= 0 {
 			read += " (" + h.TxnName(why.Op1) + "'s version)"
 		}
 		tail := ", so " + a + " < " + b + " (rw)"
 		switch why.Note {
 		case noteInitial:
+			if x.p.lists {
+				return a + " read " + k + " empty, before " + b + "'s append of " + h.ValueName(why.V2) + tail
+			}
 			return a + " read the initial state of " + k + ", which " + b + "'s write of " + h.ValueName(why.V2) + " overwrites" + tail
 		case noteRMW:
 			return read + ", which " + b + " read and overwrote with " + h.ValueName(why.V2) + tail
@@ -65,6 +73,8 @@ func (x *explainer) Explain(from, to int32, rel graph.Rel, why graph.Why) string
 				return read + ", and the longest read of " + k + " shows " + b + "'s appends right after it" + tail
 			}
 			return read + ", and the given version order of " + k + " puts " + b + "'s " + h.ValueName(why.V2) + " right after it" + tail
+		case noteGivenVO:
+			return read + ", and the given version order of " + k + " puts " + b + "'s appends after it" + tail
 		case noteListTail:
 			return read + ", and " + b + "'s append " + h.ValueName(why.V2) + ", which no read shows, comes after it" + tail
 		case noteEvidence:

@@ -86,7 +86,11 @@ func listRead(t *history.Txn, o *history.Op) (l []int32, ok bool) {
 // counted marks the transactions that are nodes: committed ones, and
 // unknown-outcome ones some counted read shows an element of (anywhere in
 // the list, not only last: so they committed).
-func listView(h *history.History) (view *history.History, as []check.Anomaly, counted []bool) {
+//
+// givenVO is the history's own version order of list keys (elements,
+// oldest first: version_order records, --version-order), turned into
+// writers' last values; nil when the history has none.
+func listView(h *history.History) (view *history.History, as []check.Anomaly, counted []bool, givenVO map[int32][]int32) {
 	v := *h
 	v.Txns = make([]history.Txn, len(h.Txns))
 	v.VersionOrder = map[int32][]int32{}
@@ -291,7 +295,28 @@ func listView(h *history.History) (view *history.History, as []check.Anomaly, co
 			v.VersionOrder[k] = vo
 		}
 	}
-	return &v, as, counted
+	for k, order := range h.VersionOrder {
+		if k < 0 || int(k) >= nk {
+			continue
+		}
+		var vo []int32
+		prev := int32(-1)
+		for _, e := range order {
+			a, ok := appender[k][e]
+			if !ok || a.t == prev {
+				continue
+			}
+			prev = a.t
+			vo = append(vo, lastApp[[2]int32{a.t, k}])
+		}
+		if len(vo) > 1 {
+			if givenVO == nil {
+				givenVO = map[int32][]int32{}
+			}
+			givenVO[k] = vo
+		}
+	}
+	return &v, as, counted, givenVO
 }
 
 func listTail(h *history.History, e []int32, read bool) string {

@@ -67,7 +67,7 @@ func TestDifferentialElleListAppend(t *testing.T) {
 				if want.Verdict == check.Unknown {
 					continue
 				}
-				got := run(t, h, m, map[string]string{"evidence": "false"})
+				got := run(t, h, m, map[string]string{"evidence": "false", "use-version-order": "false"})
 				name := fmt.Sprintf("%s/%s seed %d, %s", c.level, c.fault, seed, m)
 				if got.Verdict != want.Verdict {
 					t.Errorf("%s: polygraph says %s %v, list-append says %s %v\npolygraph: %s\nlist-append: %s",
@@ -203,6 +203,23 @@ func TestBadIDsAreInputErrors(t *testing.T) {
 		_, err := Checker{}.Check(context.Background(), h, check.Options{Model: model.Serializable})
 		if !history.IsInputError(err) || !contains(err.Error(), "txns[0].ops[1]") {
 			t.Errorf("%+v: got %v, want an input error naming txns[0].ops[1]", bad, err)
+		}
+	}
+}
+
+// TestListGivenVersionOrder: a list key's version order given as evidence
+// orders appends no read shows (here T0's 1 before T1's 2, while T0 read
+// T1's y: a cycle, G1c); use-version-order=false ignores it.
+func TestListGivenVersionOrder(t *testing.T) {
+	h := listHist(t, []string{"a x 1", "r y 5"}, []string{"a x 2", "a y 5"})
+	h.VersionOrder = map[int32][]int32{h.Keys.Str("x"): {h.Values.Str("1"), h.Values.Str("2")}}
+	h.Evidence.VersionOrder = true
+	for _, m := range []string{model.Serializable, model.SnapshotIsolation} {
+		if r := run(t, h, m, nil); r.Verdict != check.Invalid || !has(r.AnomalyTypes, model.G1c) {
+			t.Errorf("%s with the version order: got %s %v, want invalid G1c\n%s", m, r.Verdict, r.AnomalyTypes, dump(r))
+		}
+		if r := run(t, h, m, map[string]string{"use-version-order": "false"}); r.Verdict != check.Valid {
+			t.Errorf("%s without it: got %s %v, want valid", m, r.Verdict, r.AnomalyTypes)
 		}
 	}
 }

@@ -188,9 +188,14 @@ func (Checker) Check(ctx context.Context, h *history.History, opts check.Options
 	lists, _, _ := listShape(h)
 	var listAs []check.Anomaly
 	var counted []bool
+	var givenVO map[int32][]int32
 	if lists {
 		// Decided on its register view (lists.go), independently of check/elle.
-		h, listAs, counted = listView(h)
+		h, listAs, counted, givenVO = listView(h)
+		if givenVO != nil && opts.Param("use-version-order", "true") == "false" {
+			givenVO = nil
+			st["version_order"] = "ignored (use-version-order=false)"
+		}
 		st["list_append"] = "register view of the list-append history (version order from the longest reads)"
 	}
 	// The cheap inference checker first: its definite anomalies stand.
@@ -243,7 +248,7 @@ func (Checker) Check(ctx context.Context, h *history.History, opts check.Options
 		}
 	}
 	ev := evidenceFor(h, pl, opts)
-	p := build(h, ra, pl.si, pl.session, pl.realtime && hasTimes(h), ev, counted)
+	p := build(h, ra, pl.si, pl.session, pl.realtime && hasTimes(h), ev, counted, givenVO)
 	p.disp = disp
 	found = addNew(found, p.anomalies)
 	lap("build")
