@@ -150,7 +150,7 @@ func certOverhead(b *testing.B, base Config) {
 	var over, cpuOver []float64
 	var onTxns, offTxns int64
 	var onTime, offTime, certTime time.Duration
-	var onCPU, offCPU float64
+	var onCPU, offCPU, onClient, offClient float64
 	serverOK := true
 	run := func(cert bool) (wall, cpu float64) {
 		c := base
@@ -173,8 +173,10 @@ func certOverhead(b *testing.B, base Config) {
 		cpu = (clientCPU + m.cpu) / n
 		if cert {
 			onTxns, onTime, certTime, onCPU = onTxns+res.Stats.Txns, onTime+t, certTime+res.Certificate.Time, onCPU+clientCPU+m.cpu
+			onClient += clientCPU
 		} else {
 			offTxns, offTime, offCPU = offTxns+res.Stats.Txns, offTime+t, offCPU+clientCPU+m.cpu
+			offClient += clientCPU
 		}
 		return t.Seconds() / n, cpu
 	}
@@ -200,6 +202,8 @@ func certOverhead(b *testing.B, base Config) {
 	b.ReportMetric(cpuOver[len(cpuOver)-1], "cpu-overhead-max-%")
 	b.ReportMetric(1e6*onCPU/float64(onTxns), "on-cpu-us/txn")
 	b.ReportMetric(1e6*offCPU/float64(offTxns), "off-cpu-us/txn")
+	b.ReportMetric(1e6*onClient/float64(onTxns), "on-client-cpu-us/txn")
+	b.ReportMetric(1e6*offClient/float64(offTxns), "off-client-cpu-us/txn")
 	b.ReportMetric(median(over), "wall-overhead-median-%")
 	b.ReportMetric(over[0], "wall-overhead-min-%")
 	b.ReportMetric(over[len(over)-1], "wall-overhead-max-%")

@@ -75,12 +75,11 @@ func newPredicate(d db.Dialect) *predicate {
 	}
 	if d.Param(1) == "$1" {
 		w.pg = true
-		// The one-row subquery makes the snapshot come back even when no
-		// row matches; it is evaluated once, in the statement's snapshot.
-		w.snapRead = "SELECT s.snap, t.k, t.v FROM (SELECT pg_current_snapshot()::text AS snap) s LEFT JOIN " + t +
-			" t ON t.k >= $1 AND t.k <= $2 ORDER BY t.k"
-		w.shadowRead = "SELECT s.snap, s.id, t.k, t.v FROM (SELECT pg_current_snapshot()::text AS snap, pg_export_snapshot() AS id) s LEFT JOIN " + t +
-			" t ON t.k >= $1 AND t.k <= $2 ORDER BY t.k"
+		// The snapshot comes back once, as an extra last row (k NULL) of
+		// the same statement, so it is the statement's snapshot and is
+		// there even when no row matches.
+		w.snapRead = "SELECT k, v, NULL::text FROM " + t + " WHERE k >= $1 AND k <= $2 UNION ALL SELECT NULL, NULL, pg_current_snapshot()::text ORDER BY 1 NULLS LAST"
+		w.shadowRead = "SELECT k, v, NULL::text FROM " + t + " WHERE k >= $1 AND k <= $2 UNION ALL SELECT NULL, NULL, pg_current_snapshot()::text || ' ' || pg_export_snapshot() ORDER BY 1 NULLS LAST"
 	}
 	if n, ok := d.(interface{ Name() string }); ok && (n.Name() == "mariadb" || n.Name() == "mysql") {
 		w.forUpdate = true
@@ -165,18 +164,19 @@ func (w *predicate) rangeRead(ctx context.Context, c db.Conn, g *Gen, s Spec, re
 		}
 		var exported string
 		for rows.Next() {
-			var snap string
+			var snap *string
 			var k, v *int64
-			if shadow {
-				err = rows.Scan(&snap, &exported, &k, &v)
-			} else {
-				err = rows.Scan(&snap, &k, &v)
-			}
-			if err != nil {
+			if err := rows.Scan(&k, &v, &snap); err != nil {
 				rows.Close()
 				return err
 			}
-			rec.Ops[i].Pred.Snapshot = snap
+			if snap != nil {
+				rec.Ops[i].Pred.Snapshot = *snap
+				if shadow {
+					sn, id, _ := strings.Cut(*snap, " ")
+					rec.Ops[i].Pred.Snapshot, exported = sn, id
+				}
+			}
 			if k != nil {
 				r := PredRow{Key: *k}
 				if v != nil {
