@@ -439,6 +439,7 @@ func (e *engine) result(cfg Config) *check.Result {
 		"txns":                   e.stats.txns,
 		"reads":                  e.stats.reads,
 		"reads_checked":          e.stats.readsChecked,
+		"predicate_reads":        e.stats.predReads,
 		"writes":                 e.stats.writes,
 		"unchecked_ops":          e.stats.uncheckedOps,
 		"dependencies":           e.stats.deps,

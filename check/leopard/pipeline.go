@@ -78,7 +78,12 @@ type engine struct {
 }
 
 type stats struct {
+	// reads counts record reads (an item read, or one row a predicate
+	// read returned); readsChecked the record reads verified, unreturned
+	// rows of identified regions included (regionRows); predReads the
+	// predicate read operations.
 	traces, reads, readsChecked, writes, txns       int64
+	predReads                                       int64
 	uncheckedOps                                    int64
 	deps, uncertain, readUncertain                  int64
 	gcVersions, gcTxns, gcReads, peakLive, liveTxns int64

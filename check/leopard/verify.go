@@ -44,12 +44,15 @@ func (e *engine) op(t *txn, i int32) {
 		e.read(t, i, o.Key, v)
 	case history.PredRead:
 		// Record-level reads: each returned row is a read of its key
-		// under the statement's snapshot.
-		e.stats.reads++
+		// under the statement's snapshot (counted as one read each, so
+		// reads and reads_checked count the same unit).
+		e.stats.predReads++
 		if o.Pred == nil || !o.HasTime {
+			e.stats.reads++
 			e.stats.uncheckedOps++
 			return
 		}
+		e.stats.reads += int64(len(o.Pred.Result))
 		for _, row := range o.Pred.Result {
 			if row.Key >= 0 {
 				e.read(t, i, row.Key, row.Value)
