@@ -9,8 +9,9 @@
 #             Elle: java -jar ELLE_CLI_JAR --model list-append
 #             --consistency-models strict-serializable EDN_FILE)
 #   TK_FILE   a TimeKiller JSON history (txray: snapshot-isolation;
-#             TimeKiller: java -jar TIMEKILLER_JAR --history_path TK_FILE
-#             --consistency_model SI)
+#             TimeKiller (Chronos, checks SESSION and SI by default):
+#             java -jar TIMEKILLER_JAR --history_path TK_FILE; TK_FILE must
+#             end in .json)
 #   Either file may be "-" to skip that comparison.
 # Each run is wrapped in flock /tmp/bench.lock (measurements do not overlap)
 # and in /usr/bin/time -f "%e %M" (wall seconds, peak RSS KiB). Output: one
@@ -27,11 +28,11 @@ while getopts n:t:e:k: o; do
 	t) txray=$OPTARG ;;
 	e) elle=$OPTARG ;;
 	k) tk=$OPTARG ;;
-	*) sed -n '2,20p' "$0"; exit 2 ;;
+	*) sed -n '2,21p' "$0"; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
-[ $# -eq 2 ] || { sed -n '2,20p' "$0"; exit 2; }
+[ $# -eq 2 ] || { sed -n '2,21p' "$0"; exit 2; }
 edn=$1 tkf=$2
 [ -x /usr/bin/time ] || { echo "peer-compare: /usr/bin/time (GNU time) is needed for peak memory" >&2; exit 2; }
 
@@ -58,7 +59,7 @@ while [ $i -lt "$pairs" ]; do
 	fi
 	if [ "$tkf" != - ]; then
 		run txray "$tkf" "$txray" check -q --model snapshot-isolation "$tkf"
-		peer_ok TimeKiller "$tk" && run timekiller "$tkf" java -Xmx16g -jar "$tk" --history_path "$tkf" --consistency_model SI
+		peer_ok TimeKiller "$tk" && run timekiller "$tkf" java -Xmx16g -jar "$tk" --history_path "$tkf"
 	fi
 	i=$((i + 1))
 done
