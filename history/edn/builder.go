@@ -353,6 +353,9 @@ type errorString string
 
 func (e errorString) Error() string { return string(e) }
 
+// maxFreeOps bounds Builder.freeOps.
+const maxFreeOps = 1024
+
 func (b *Builder) add(rec *record) error {
 	if !rec.procSet {
 		if rec.typ == Invoke {
@@ -382,9 +385,10 @@ func (b *Builder) add(rec *record) error {
 	if err := b.emit(pd, rec, b.H.Sessions.Int(p)); err != nil {
 		return err
 	}
-	if pd != nil && !rec.noVal && cap(pd.ops) > 0 {
+	if pd != nil && !rec.noVal && cap(pd.ops) > 0 && len(b.freeOps) < maxFreeOps {
 		// The completion's own ops were used: the invocation's buffer
-		// can hold a later invocation's ops.
+		// can hold a later invocation's ops (bounded: only the fast path
+		// takes buffers back out).
 		b.freeOps = append(b.freeOps, pd.ops[:0])
 	}
 	return nil

@@ -89,7 +89,7 @@ Exit codes: 0 measured (whatever the verdicts); 2 usage, input or I/O error.`,
 	fl.Float64Var(&f.gen.AbortRate, "abort-rate", 0, "probability that a client rolls a transaction back")
 	fl.StringVarP(&f.gen.Level, "level", "l", sim.StrictSerializable, "simulated isolation level: "+strings.Join(sim.LevelNames(), "|"))
 	fl.Uint64Var(&f.gen.Seed, "seed", 1, "simulator seed")
-	fl.StringVarP(&f.format, "format", "f", "jsonl", "format of generated histories: jsonl|edn|chronos; with --file: auto|"+strings.Join(history.Formats(), "|"))
+	fl.StringVarP(&f.format, "format", "f", "jsonl", "format of generated histories: jsonl|edn|chronos, or several comma-separated (one row set per format, to compare decode MB/s); with --file: auto|"+strings.Join(history.Formats(), "|"))
 	fl.StringArrayVar(&f.files, "file", nil, "measure this existing history instead of generating (repeatable)")
 	fl.StringVarP(&f.model, "model", "m", "", "consistency model or DBMS profile to check (default: each history's declared level, else strict-serializable)")
 	fl.StringVarP(&f.checker, "checker", "c", "auto", "checkers: auto (the one 'txray check' picks), all (every applicable), or names separated by commas: "+strings.Join(check.Names(), ", "))
@@ -184,10 +184,12 @@ func runBench(cmd *cobra.Command, f *benchFlags) error {
 			}
 		}
 	} else {
-		switch f.format {
-		case "jsonl", "edn", "chronos":
-		default:
-			return UsageErrorf("--format %q: generated histories are jsonl, edn or chronos", f.format)
+		for _, fm := range strings.Split(f.format, ",") {
+			switch fm {
+			case "jsonl", "edn", "chronos":
+			default:
+				return UsageErrorf("--format %q: generated histories are jsonl, edn or chronos (or several, comma-separated)", fm)
+			}
 		}
 		if cfg.Sizes, err = parseSizes(f.sizes); err != nil {
 			return err
@@ -228,7 +230,23 @@ func runBench(cmd *cobra.Command, f *benchFlags) error {
 	}
 	load0 := loadAvg()
 	start := time.Now()
-	rows, err := bench.Run(ctx, cfg, exec)
+	// Several generated formats (--format jsonl,edn,chronos): one run per
+	// format on the same workload, rows in that order, so the table gives
+	// the decode MB/s of each format side by side.
+	formats := []string{cfg.Format}
+	if len(f.files) == 0 {
+		formats = strings.Split(f.format, ",")
+	}
+	var rows []bench.Row
+	for _, fm := range formats {
+		cfg.Format = fm
+		var rs []bench.Row
+		rs, err = bench.Run(ctx, cfg, exec)
+		rows = append(rows, rs...)
+		if err != nil {
+			break
+		}
+	}
 	if err != nil {
 		if len(rows) > 0 && !f.json {
 			_ = bench.WriteTable(out, rows)
