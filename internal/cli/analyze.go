@@ -16,6 +16,7 @@ import (
 	"github.com/txray/txray/check"
 	"github.com/txray/txray/history"
 	"github.com/txray/txray/isodiff"
+	"github.com/txray/txray/record"
 )
 
 func init() { register(newAnalyzeCmd) }
@@ -217,7 +218,7 @@ func analysedClasses(rep *isodiff.Report) int {
 }
 
 // observeHistory checks a recorded history against serializable with the
-// strongest applicable checker and marks the Δ cycles whose shape its
+// strongest applicable checker that decides and marks the Δ cycles whose shape its
 // cycle anomalies have (isodiff.Observe). The history's transactions are
 // found in the trace by their ids (txray run --sql-trace writes them).
 func observeHistory(cmd *cobra.Command, rep *isodiff.Report, app *isodiff.App, file string) error {
@@ -228,22 +229,19 @@ func observeHistory(cmd *cobra.Command, rep *isodiff.Report, app *isodiff.App, f
 		}
 		return err
 	}
-	ok, notApp := check.Pick(h, "serializable")
-	if len(ok) == 0 {
-		var why []string
-		for n, r := range notApp {
-			why = append(why, n+": "+r)
-		}
-		sort.Strings(why)
-		return UsageErrorf("--history %s: no checker applies under serializable (%s)", file, strings.Join(why, "; "))
-	}
-	c := ok[0]
-	r, err := c.Check(cmd.Context(), h, check.Options{Model: "serializable", MaxAnomalies: -1})
+	c, r, err := decisiveCheck(cmd, h, file)
 	if err != nil {
-		if history.IsInputError(err) {
-			return UsageErrorf("--history: %v", err)
+		return err
+	}
+	var notes []string
+	if r.Verdict == check.Unknown && h.Evidence.PredicateRead {
+		// As txray run does: the projection without predicate reads keeps
+		// every anomaly it shows (dropping reads only drops constraints).
+		p, n := record.WithoutPredicateReads(h)
+		if c2, r2, err := decisiveCheck(cmd, p, file); err == nil && r2.Verdict != check.Unknown {
+			c, r, h = c2, r2, p
+			notes = append(notes, fmt.Sprintf("%s: checked without its %d predicate reads (no checker that decides interprets them): anomalies through them are not seen", file, n))
 		}
-		return fmt.Errorf("--history %s: checker %s: %w", file, c.Name(), err)
 	}
 	var as []isodiff.HistoryAnomaly
 	for _, a := range r.Anomalies {
@@ -264,6 +262,7 @@ func observeHistory(cmd *cobra.Command, rep *isodiff.Report, app *isodiff.App, f
 	}
 	isodiff.Observe(rep, app, file, as)
 	o := rep.Observed
+	o.Notes = append(o.Notes, notes...)
 	if !slices.Contains(o.Checkers, c.Name()) {
 		o.Checkers = append(o.Checkers, c.Name())
 	}
@@ -281,4 +280,39 @@ func clipReason(s string) string {
 		return s[:300] + "..."
 	}
 	return s
+}
+
+// decisiveCheck checks h against serializable with the applicable checkers,
+// strongest first; the first that decides (valid or invalid) gives the
+// result. When none decides, the strongest one's result is returned.
+func decisiveCheck(cmd *cobra.Command, h *history.History, file string) (check.Checker, *check.Result, error) {
+	ok, notApp := check.Pick(h, "serializable")
+	if len(ok) == 0 {
+		var why []string
+		for n, r := range notApp {
+			why = append(why, n+": "+r)
+		}
+		sort.Strings(why)
+		return nil, nil, UsageErrorf("--history %s: no checker applies under serializable (%s)", file, strings.Join(why, "; "))
+	}
+	var (
+		c check.Checker
+		r *check.Result
+	)
+	for _, ck := range ok {
+		res, err := ck.Check(cmd.Context(), h, check.Options{Model: "serializable", MaxAnomalies: -1})
+		if err != nil {
+			if history.IsInputError(err) {
+				return nil, nil, UsageErrorf("--history: %v", err)
+			}
+			return nil, nil, fmt.Errorf("--history %s: checker %s: %w", file, ck.Name(), err)
+		}
+		if r == nil || r.Verdict == check.Unknown && res.Verdict != check.Unknown {
+			c, r = ck, res
+		}
+		if r.Verdict != check.Unknown {
+			break
+		}
+	}
+	return c, r, nil
 }
