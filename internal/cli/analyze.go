@@ -17,6 +17,8 @@ import (
 	"github.com/txray/txray/history"
 	"github.com/txray/txray/isodiff"
 	"github.com/txray/txray/record"
+	"github.com/txray/txray/record/db"
+	"github.com/txray/txray/record/workload"
 )
 
 func init() { register(newAnalyzeCmd) }
@@ -28,6 +30,11 @@ type analyzeFlags struct {
 	budget                             time.Duration
 	workers                            int
 	histories                          []string
+	// --record-db: run a workload at the level, analyse its trace and
+	// observe its history.
+	recordDB, workload  string
+	txns, keys, clients int
+	seed                int64
 }
 
 func newAnalyzeCmd() *cobra.Command {
@@ -59,8 +66,8 @@ OBSERVED.
 Exit codes: 0 no Δ cycle; 1 Δ cycles found; 2 usage or input error; 3 unknown (nothing
 analysed, or the set cover stopped before every Δ cycle was broken).`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return UsageErrorf("analyze needs at least one TRACE file (use - for stdin)")
+			if len(args) == 0 && f.recordDB == "" {
+				return UsageErrorf("analyze needs at least one TRACE file (use - for stdin), or --record-db")
 			}
 			return nil
 		},
@@ -79,6 +86,12 @@ analysed, or the set cover stopped before every Δ cycle was broken).`,
 	fl.StringVar(&f.out, "out", "", "write an HTML report (DIR/analyze.html) with the Δ cycles drawn")
 	fl.DurationVar(&f.budget, "cycle-budget", 50*time.Millisecond, "time limit of the correlation check of one cycle (coverage is reported when it runs out)")
 	fl.IntVar(&f.workers, "workers", 0, "parallel workers over dangerous paths (0: GOMAXPROCS)")
+	fl.StringVar(&f.recordDB, "record-db", "", "run --workload against this database at --level (snapshot-isolation: repeatable read) with txray run's recorder, then analyse its SQL trace (with the TRACEs given, if any) and mark the Δ cycles its history shows as observed")
+	fl.StringVar(&f.workload, "workload", "tpcc", "with --record-db: the workload to run")
+	fl.IntVar(&f.txns, "txns", 300, "with --record-db: transactions to run")
+	fl.IntVar(&f.keys, "keys", 1, "with --record-db: active keys (tpcc: warehouses)")
+	fl.IntVar(&f.clients, "clients", 4, "with --record-db: concurrent client sessions")
+	fl.Int64Var(&f.seed, "seed", 0, "with --record-db: random seed (0: from the clock)")
 	fl.StringArrayVar(&f.histories, "history", nil, "a history recorded with the trace (txray run --sql-trace T --out DIR: DIR/history.jsonl); its anomalies (checked against serializable) mark the Δ cycles of their shape as observed; repeatable")
 	return c
 }
@@ -113,6 +126,14 @@ func runAnalyze(cmd *cobra.Command, args []string, f *analyzeFlags) error {
 			return UsageErrorf("%v", err)
 		}
 		opts.Hints = h
+	}
+	if f.recordDB != "" {
+		trace, hist, err := recordForAnalyze(cmd, f, level)
+		if err != nil {
+			return err
+		}
+		args = append(args, trace)
+		f.histories = append(f.histories, hist)
 	}
 	var b *isodiff.Builder
 	for _, p := range args {
@@ -315,4 +336,50 @@ func decisiveCheck(cmd *cobra.Command, h *history.History, file string) (check.C
 		}
 	}
 	return c, r, nil
+}
+
+// recordForAnalyze runs f.workload against f.recordDB at the database level
+// that gives the analysed one (read committed; snapshot isolation is
+// PostgreSQL's repeatable read) with the recorder of txray run, writing the
+// SQL trace and the history into a temporary directory; it returns their
+// paths.
+func recordForAnalyze(cmd *cobra.Command, f *analyzeFlags, level string) (string, string, error) {
+	dbLevel := "read-committed"
+	if level == isodiff.SnapshotIsolation {
+		dbLevel = "repeatable-read"
+	}
+	if _, err := workload.New(f.workload, nopDialect{}); err != nil {
+		return "", "", UsageErrorf("--workload: %v", err)
+	}
+	if f.txns <= 0 || f.keys <= 0 || f.clients <= 0 {
+		return "", "", UsageErrorf("--txns, --keys and --clients must be positive")
+	}
+	dir, err := os.MkdirTemp("", "txray-analyze-")
+	if err != nil {
+		return "", "", err
+	}
+	trace := filepath.Join(dir, "trace.sql")
+	tf, err := os.Create(trace)
+	if err != nil {
+		return "", "", err
+	}
+	defer tf.Close()
+	seed := f.seed
+	if seed == 0 {
+		seed = time.Now().UnixNano()
+	}
+	cfg := record.Config{DB: f.recordDB, Level: dbLevel, Workload: f.workload, Clients: f.clients, Txns: f.txns,
+		Seed: uint64(seed), Out: dir, MaxRetries: 3, SQLTrace: tf,
+		WL:   workload.Config{Keys: f.keys, Ops: 4, ReadRatio: 0.5, Dist: "uniform", MaxWritesPerKey: 32},
+		Warn: func(s string) { fmt.Fprintln(cmd.ErrOrStderr(), "txray: warning:", s) }}
+	res, err := record.Run(cmd.Context(), cfg)
+	if err != nil {
+		return "", "", fmt.Errorf("--record-db: %w", err)
+	}
+	if err := tf.Close(); err != nil {
+		return "", "", err
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "txray analyze: ran %d %s transactions on %s at %s (%d committed); trace %s, history %s\n",
+		res.Stats.Txns, f.workload, db.Scrub(f.recordDB, f.recordDB), dbLevel, res.Stats.Committed, trace, res.Path)
+	return trace, res.Path, nil
 }
