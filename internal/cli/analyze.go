@@ -61,7 +61,8 @@ trace (txray run --sql-trace T --out DIR writes DIR/history.jsonl and names
 every trace transaction with its history id): it is checked against
 serializable, and each predicted Δ cycle whose shape (the same transaction
 classes in cycle order, an rw dependency) one of its anomalies has is marked
-OBSERVED.
+OBSERVED. --record-db URL runs --workload (default tpcc) at the level itself
+with txray run's recorder and analyses its trace and history.
 
 Exit codes: 0 no Δ cycle; 1 Δ cycles found; 2 usage or input error; 3 unknown (nothing
 analysed, or the set cover stopped before every Δ cycle was broken).`,
