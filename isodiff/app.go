@@ -350,7 +350,18 @@ func collapse(sigs []string) ([]int, int) {
 	// (loop evidence).
 	rep := make([]bool, len(sigs))
 	removed := 0
-	eq := func(a, b int) bool { return sigs[idx[a]] == sigs[idx[b]] }
+	// Signatures as small integers: comparisons are the inner loops.
+	id := make([]int, len(sigs))
+	ids := map[string]int{}
+	for k, sg := range sigs {
+		v, ok := ids[sg]
+		if !ok {
+			v = len(ids)
+			ids[sg] = v
+		}
+		id[k] = v
+	}
+	eq := func(a, b int) bool { return id[idx[a]] == id[idx[b]] }
 	for changed := true; changed; {
 		changed = false
 		for L := 1; L <= len(idx)/2 && !changed; L++ {
@@ -377,24 +388,29 @@ func collapse(sigs []string) ([]int, int) {
 		if changed {
 			continue
 		}
-		// Early-exit iterations.
+		// Early-exit iterations. Positions per statement signature bound
+		// the candidates of "P B" (P starts with B's first statement).
+		pos := map[int][]int{}
+		for k := range idx {
+			pos[id[idx[k]]] = append(pos[id[idx[k]]], k)
+		}
+		evidence := func(from, to int) bool {
+			for j := from; j < to; j++ {
+				if rep[j] {
+					return true
+				}
+			}
+			return false
+		}
 		for L := 2; L <= len(idx) && !changed; L++ {
 			for i := 0; i+L <= len(idx) && !changed; i++ {
-				evidB := false
-				for j := i; j < i+L; j++ {
-					evidB = evidB || rep[j]
-				}
 				// B P: the longest proper prefix of B following it.
-				p := 0
-				for p < L-1 && i+L+p < len(idx) && eq(i+p, i+L+p) {
-					p++
-				}
-				if p > 0 && (i+L+p == len(idx) || !eq(i+p, i+L+p)) {
-					evid := evidB
-					for j := i + L; j < i+L+p; j++ {
-						evid = evid || rep[j]
+				if i+L < len(idx) && eq(i, i+L) {
+					p := 0
+					for p < L-1 && i+L+p < len(idx) && eq(i+p, i+L+p) {
+						p++
 					}
-					if evid {
+					if p > 0 && (i+L+p == len(idx) || !eq(i+p, i+L+p)) && (evidence(i, i+L) || evidence(i+L, i+L+p)) {
 						idx = append(idx[:i+L], idx[i+L+p:]...)
 						rep = append(rep[:i+L], rep[i+L+p:]...)
 						removed++
@@ -402,11 +418,18 @@ func collapse(sigs []string) ([]int, int) {
 						break
 					}
 				}
-				// P B: a proper prefix of B right before it.
-				for p := min(L-1, i); p >= 1; p-- {
+				// P B: the longest proper prefix of B right before it.
+				for _, q := range pos[id[idx[i]]] {
+					if q >= i {
+						break
+					}
+					p := i - q
+					if p > L-1 {
+						continue
+					}
 					ok := true
 					for j := 0; j < p; j++ {
-						if !eq(i-p+j, i+j) {
+						if !eq(q+j, i+j) {
 							ok = false
 							break
 						}
@@ -414,13 +437,9 @@ func collapse(sigs []string) ([]int, int) {
 					if !ok {
 						continue
 					}
-					evid := evidB
-					for j := i - p; j < i; j++ {
-						evid = evid || rep[j]
-					}
-					if evid {
-						idx = append(idx[:i-p], idx[i:]...)
-						rep = append(rep[:i-p], rep[i:]...)
+					if evidence(i, i+L) || evidence(q, i) {
+						idx = append(idx[:q], idx[i:]...)
+						rep = append(rep[:q], rep[i:]...)
 						removed++
 						changed = true
 					}

@@ -14,6 +14,9 @@ func FuzzReadTrace(f *testing.F) {
 	f.Add("s\tSELECT a FROM t WHERE k IN (SELECT k FROM u) FOR UPDATE\n", 2)
 	f.Add("s\tINSERT INTO t (a) VALUES (1) ON CONFLICT (a) DO UPDATE SET a = excluded.a + 1\n", 2)
 	f.Add("s\tWITH x AS (SELECT a FROM t) UPDATE u SET b = 1 FROM x WHERE u.a = x.a\n", 2)
+	// Recorder ids, early-exit loop iterations, a unique-ID insert.
+	f.Add("s\t-- txn: c1-0\ns\tBEGIN\ns\tSELECT n FROM q WHERE d = 1\ns\tSELECT n FROM q WHERE d = 2\ns\tDELETE FROM q WHERE d = 2 AND n = 5\n"+
+		"s\tSELECT n FROM q WHERE d = 3\ns\tCOMMIT\nt\t-- txn: c2-0\nt\tINSERT INTO q (d, n) VALUES (2, 6)\nu\tINSERT INTO q (d, n) VALUES (3, 7)\n", 2)
 	f.Fuzz(func(t *testing.T, text string, which int) {
 		formats := []string{FormatPG, FormatMySQL, FormatPlain, FormatAuto}
 		format := formats[(which%4+4)%4]

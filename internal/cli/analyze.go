@@ -16,6 +16,9 @@ import (
 	"github.com/txray/txray/check"
 	"github.com/txray/txray/history"
 	"github.com/txray/txray/isodiff"
+	"github.com/txray/txray/record"
+	"github.com/txray/txray/record/db"
+	"github.com/txray/txray/record/workload"
 )
 
 func init() { register(newAnalyzeCmd) }
@@ -27,6 +30,11 @@ type analyzeFlags struct {
 	budget                             time.Duration
 	workers                            int
 	histories                          []string
+	// --record-db: run a workload at the level, analyse its trace and
+	// observe its history.
+	recordDB, workload  string
+	txns, keys, clients int
+	seed                int64
 }
 
 func newAnalyzeCmd() *cobra.Command {
@@ -53,13 +61,14 @@ trace (txray run --sql-trace T --out DIR writes DIR/history.jsonl and names
 every trace transaction with its history id): it is checked against
 serializable, and each predicted Δ cycle whose shape (the same transaction
 classes in cycle order, an rw dependency) one of its anomalies has is marked
-OBSERVED.
+OBSERVED. --record-db URL runs --workload (default tpcc) at the level itself
+with txray run's recorder and analyses its trace and history.
 
 Exit codes: 0 no Δ cycle; 1 Δ cycles found; 2 usage or input error; 3 unknown (nothing
 analysed, or the set cover stopped before every Δ cycle was broken).`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return UsageErrorf("analyze needs at least one TRACE file (use - for stdin)")
+			if len(args) == 0 && f.recordDB == "" {
+				return UsageErrorf("analyze needs at least one TRACE file (use - for stdin), or --record-db")
 			}
 			return nil
 		},
@@ -78,6 +87,12 @@ analysed, or the set cover stopped before every Δ cycle was broken).`,
 	fl.StringVar(&f.out, "out", "", "write an HTML report (DIR/analyze.html) with the Δ cycles drawn")
 	fl.DurationVar(&f.budget, "cycle-budget", 50*time.Millisecond, "time limit of the correlation check of one cycle (coverage is reported when it runs out)")
 	fl.IntVar(&f.workers, "workers", 0, "parallel workers over dangerous paths (0: GOMAXPROCS)")
+	fl.StringVar(&f.recordDB, "record-db", "", "run --workload against this database at --level (snapshot-isolation: repeatable read) with txray run's recorder, then analyse its SQL trace (with the TRACEs given, if any) and mark the Δ cycles its history shows as observed")
+	fl.StringVar(&f.workload, "workload", "tpcc", "with --record-db: the workload to run")
+	fl.IntVar(&f.txns, "txns", 300, "with --record-db: transactions to run")
+	fl.IntVar(&f.keys, "keys", 1, "with --record-db: active keys (tpcc: warehouses)")
+	fl.IntVar(&f.clients, "clients", 4, "with --record-db: concurrent client sessions")
+	fl.Int64Var(&f.seed, "seed", 0, "with --record-db: random seed (0: from the clock)")
 	fl.StringArrayVar(&f.histories, "history", nil, "a history recorded with the trace (txray run --sql-trace T --out DIR: DIR/history.jsonl); its anomalies (checked against serializable) mark the Δ cycles of their shape as observed; repeatable")
 	return c
 }
@@ -112,6 +127,14 @@ func runAnalyze(cmd *cobra.Command, args []string, f *analyzeFlags) error {
 			return UsageErrorf("%v", err)
 		}
 		opts.Hints = h
+	}
+	if f.recordDB != "" {
+		trace, hist, err := recordForAnalyze(cmd, f, level)
+		if err != nil {
+			return err
+		}
+		args = append(args, trace)
+		f.histories = append(f.histories, hist)
 	}
 	var b *isodiff.Builder
 	for _, p := range args {
@@ -217,7 +240,7 @@ func analysedClasses(rep *isodiff.Report) int {
 }
 
 // observeHistory checks a recorded history against serializable with the
-// strongest applicable checker and marks the Δ cycles whose shape its
+// strongest applicable checker that decides and marks the Δ cycles whose shape its
 // cycle anomalies have (isodiff.Observe). The history's transactions are
 // found in the trace by their ids (txray run --sql-trace writes them).
 func observeHistory(cmd *cobra.Command, rep *isodiff.Report, app *isodiff.App, file string) error {
@@ -228,22 +251,19 @@ func observeHistory(cmd *cobra.Command, rep *isodiff.Report, app *isodiff.App, f
 		}
 		return err
 	}
-	ok, notApp := check.Pick(h, "serializable")
-	if len(ok) == 0 {
-		var why []string
-		for n, r := range notApp {
-			why = append(why, n+": "+r)
-		}
-		sort.Strings(why)
-		return UsageErrorf("--history %s: no checker applies under serializable (%s)", file, strings.Join(why, "; "))
-	}
-	c := ok[0]
-	r, err := c.Check(cmd.Context(), h, check.Options{Model: "serializable", MaxAnomalies: -1})
+	c, r, err := decisiveCheck(cmd, h, file)
 	if err != nil {
-		if history.IsInputError(err) {
-			return UsageErrorf("--history: %v", err)
+		return err
+	}
+	var notes []string
+	if r.Verdict == check.Unknown && h.Evidence.PredicateRead {
+		// As txray run does: the projection without predicate reads keeps
+		// every anomaly it shows (dropping reads only drops constraints).
+		p, n := record.WithoutPredicateReads(h)
+		if c2, r2, err := decisiveCheck(cmd, p, file); err == nil && r2.Verdict != check.Unknown {
+			c, r, h = c2, r2, p
+			notes = append(notes, fmt.Sprintf("%s: checked without its %d predicate reads (no checker that decides interprets them): anomalies through them are not seen", file, n))
 		}
-		return fmt.Errorf("--history %s: checker %s: %w", file, c.Name(), err)
 	}
 	var as []isodiff.HistoryAnomaly
 	for _, a := range r.Anomalies {
@@ -264,6 +284,7 @@ func observeHistory(cmd *cobra.Command, rep *isodiff.Report, app *isodiff.App, f
 	}
 	isodiff.Observe(rep, app, file, as)
 	o := rep.Observed
+	o.Notes = append(o.Notes, notes...)
 	if !slices.Contains(o.Checkers, c.Name()) {
 		o.Checkers = append(o.Checkers, c.Name())
 	}
@@ -281,4 +302,85 @@ func clipReason(s string) string {
 		return s[:300] + "..."
 	}
 	return s
+}
+
+// decisiveCheck checks h against serializable with the applicable checkers,
+// strongest first; the first that decides (valid or invalid) gives the
+// result. When none decides, the strongest one's result is returned.
+func decisiveCheck(cmd *cobra.Command, h *history.History, file string) (check.Checker, *check.Result, error) {
+	ok, notApp := check.Pick(h, "serializable")
+	if len(ok) == 0 {
+		var why []string
+		for n, r := range notApp {
+			why = append(why, n+": "+r)
+		}
+		sort.Strings(why)
+		return nil, nil, UsageErrorf("--history %s: no checker applies under serializable (%s)", file, strings.Join(why, "; "))
+	}
+	var (
+		c check.Checker
+		r *check.Result
+	)
+	for _, ck := range ok {
+		res, err := ck.Check(cmd.Context(), h, check.Options{Model: "serializable", MaxAnomalies: -1})
+		if err != nil {
+			if history.IsInputError(err) {
+				return nil, nil, UsageErrorf("--history: %v", err)
+			}
+			return nil, nil, fmt.Errorf("--history %s: checker %s: %w", file, ck.Name(), err)
+		}
+		if r == nil || r.Verdict == check.Unknown && res.Verdict != check.Unknown {
+			c, r = ck, res
+		}
+		if r.Verdict != check.Unknown {
+			break
+		}
+	}
+	return c, r, nil
+}
+
+// recordForAnalyze runs f.workload against f.recordDB at the database level
+// that gives the analysed one (read committed; snapshot isolation is
+// PostgreSQL's repeatable read) with the recorder of txray run, writing the
+// SQL trace and the history into a temporary directory; it returns their
+// paths.
+func recordForAnalyze(cmd *cobra.Command, f *analyzeFlags, level string) (string, string, error) {
+	dbLevel := "read-committed"
+	if level == isodiff.SnapshotIsolation {
+		dbLevel = "repeatable-read"
+	}
+	if _, err := workload.New(f.workload, nopDialect{}); err != nil {
+		return "", "", UsageErrorf("--workload: %v", err)
+	}
+	if f.txns <= 0 || f.keys <= 0 || f.clients <= 0 {
+		return "", "", UsageErrorf("--txns, --keys and --clients must be positive")
+	}
+	dir, err := os.MkdirTemp("", "txray-analyze-")
+	if err != nil {
+		return "", "", err
+	}
+	trace := filepath.Join(dir, "trace.sql")
+	tf, err := os.Create(trace)
+	if err != nil {
+		return "", "", err
+	}
+	defer tf.Close()
+	seed := f.seed
+	if seed == 0 {
+		seed = time.Now().UnixNano()
+	}
+	cfg := record.Config{DB: f.recordDB, Level: dbLevel, Workload: f.workload, Clients: f.clients, Txns: f.txns,
+		Seed: uint64(seed), Out: dir, MaxRetries: 3, SQLTrace: tf,
+		WL:   workload.Config{Keys: f.keys, Ops: 4, ReadRatio: 0.5, Dist: "uniform", MaxWritesPerKey: 32},
+		Warn: func(s string) { fmt.Fprintln(cmd.ErrOrStderr(), "txray: warning:", s) }}
+	res, err := record.Run(cmd.Context(), cfg)
+	if err != nil {
+		return "", "", fmt.Errorf("--record-db: %w", err)
+	}
+	if err := tf.Close(); err != nil {
+		return "", "", err
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "txray analyze: ran %d %s transactions on %s at %s (%d committed); trace %s, history %s\n",
+		res.Stats.Txns, f.workload, db.Scrub(f.recordDB, f.recordDB), dbLevel, res.Stats.Committed, trace, res.Path)
+	return trace, res.Path, nil
 }

@@ -172,6 +172,15 @@ func TestAnalyzeObservedOnPostgresTPCC(t *testing.T) {
 		testenv.Missing(t, "PostgreSQL not reachable at %s (%v)", u, err)
 	}
 	d.Close()
+	// analyze --record-db runs the workload itself at the level and
+	// observes its own history.
+	code, out, errs := genMain("analyze", "--json", "--record-db", u, "--txns", "120", "--seed", "3", "--hints", "../../isodiff/testdata/tpcc-paper.hints")
+	if code != ExitInvalid && code != ExitValid {
+		t.Fatalf("analyze --record-db: exit %d\n%s", code, errs)
+	}
+	if !strings.Contains(out, `"observed": {`) || !strings.Contains(errs, "ran 120 tpcc transactions") || !strings.Contains(out, `"committed": `) {
+		t.Fatalf("analyze --record-db: no observation summary or no run\nstderr: %s\n%s", errs, out)
+	}
 	var last string
 	for attempt := 0; attempt < 3; attempt++ {
 		dir := t.TempDir()
