@@ -136,7 +136,7 @@ func (m *serverMeter) hook(c db.Conn, open bool) {
 	}
 }
 
-func median(x []float64) float64 {
+func medianOf(x []float64) float64 {
 	slices.Sort(x)
 	if len(x)%2 == 0 {
 		return (x[len(x)/2-1] + x[len(x)/2]) / 2
@@ -197,14 +197,14 @@ func certOverhead(b *testing.B, base Config) {
 	if !serverOK {
 		b.Log("server backend CPU not readable (remote server?): the CPU figures are the client's only")
 	}
-	b.ReportMetric(median(cpuOver), "cpu-overhead-median-%")
+	b.ReportMetric(medianOf(cpuOver), "cpu-overhead-median-%")
 	b.ReportMetric(cpuOver[0], "cpu-overhead-min-%")
 	b.ReportMetric(cpuOver[len(cpuOver)-1], "cpu-overhead-max-%")
 	b.ReportMetric(1e6*onCPU/float64(onTxns), "on-cpu-us/txn")
 	b.ReportMetric(1e6*offCPU/float64(offTxns), "off-cpu-us/txn")
 	b.ReportMetric(1e6*onClient/float64(onTxns), "on-client-cpu-us/txn")
 	b.ReportMetric(1e6*offClient/float64(offTxns), "off-client-cpu-us/txn")
-	b.ReportMetric(median(over), "wall-overhead-median-%")
+	b.ReportMetric(medianOf(over), "wall-overhead-median-%")
 	b.ReportMetric(over[0], "wall-overhead-min-%")
 	b.ReportMetric(over[len(over)-1], "wall-overhead-max-%")
 	b.ReportMetric(float64(onTxns)/onTime.Seconds(), "on-txn/s")

@@ -540,6 +540,9 @@ func (c *Checker) newRead() *read {
 
 func (ks *keyState) insertRead(r *read) {
 	n := len(ks.reads)
+	if n == cap(ks.reads) && n < 8 {
+		ks.reads = slices.Grow(ks.reads, 8-n) // as for versions (install)
+	}
 	ref := readRef{snapP: r.snap.P, snapL: r.snap.L, seq: r.t.seq, r: r}
 	if n == 0 || !r.snap.Less(ks.maxSnap) {
 		ks.maxSnap = r.snap
@@ -591,6 +594,11 @@ func (c *Checker) install(t *Txn, o *Op) {
 		for x := i; x < len(vs) && vs[x].w.StartTS.Less(t.CommitTS); x++ {
 			c.noConflict(t, vs[x].w, o.Key, t.CommitTS)
 		}
+	}
+	if len(vs) == cap(vs) && len(vs) < 8 {
+		// start at 8: growing 1, 2, 4, 8 copies every key's versions
+		// three times, and with a growing key space keys are always new
+		ks.vers = slices.Grow(ks.vers, 8-len(vs))
 	}
 	ks.vers = append(ks.vers, version{})
 	copy(ks.vers[i+1:], ks.vers[i:len(vs)])

@@ -12,8 +12,11 @@ type sqlConn struct {
 	c        *sql.Conn
 	begin    string
 	classify func(err error, atCommit bool) (Outcome, Class)
-	// afterCommit, if set, collects evidence after a successful COMMIT.
-	afterCommit func(ctx context.Context, c *sql.Conn, ev *TxnEvidence) error
+	// commitQuery, if set, replaces COMMIT: one round
+	// trip of several statements, COMMIT first; commitScan reads the
+	// evidence from the result set after COMMIT's.
+	commitQuery string
+	commitScan  func(rows *sql.Rows, ev *TxnEvidence) error
 	// beforeCommit, if set, runs just before COMMIT in transactions that
 	// executed a statement through Exec (wrote); an error aborts the
 	// transaction like any statement error.
@@ -67,13 +70,21 @@ func (s *sqlConn) Commit(ctx context.Context) error {
 			return err
 		}
 	}
+	if s.commitQuery != "" {
+		rows, err := s.c.QueryContext(ctx, s.commitQuery)
+		if err != nil {
+			return err // the COMMIT's own error (the first statement)
+		}
+		// The commit is acknowledged; failing to read evidence only
+		// loses evidence, never the outcome. (go-sql-driver already
+		// skips COMMIT's empty result; look at every set to be sure.)
+		for s.commitScan(rows, &s.ev) != nil && rows.NextResultSet() {
+		}
+		rows.Close()
+		return nil
+	}
 	if _, err := s.c.ExecContext(ctx, "COMMIT"); err != nil {
 		return err
-	}
-	if s.afterCommit != nil {
-		// The commit is acknowledged; failing to read evidence only loses
-		// evidence, never the outcome.
-		_ = s.afterCommit(ctx, s.c, &s.ev)
 	}
 	return nil
 }
