@@ -55,13 +55,15 @@ type Config struct {
 	// no evidence queries, no commit stream): the overhead baseline.
 	NoRecord bool
 	// CommitPoll is how often the commit stream (PostgreSQL's logical
-	// decoding slot) is read during the run. 0 reads it once, after the
-	// workload: the server then decodes the run's WAL after the workload
-	// instead of beside it on the same cores (the same total work, measured
-	// separately in docs/benchmarks.md), at the price of writing the
-	// history file only then (transactions wait in memory, as the history
-	// does anyway, for their commit positions) and of the slot retaining
-	// the run's WAL until then.
+	// decoding slot) is read during the run; 0 means DefaultCommitPoll.
+	// Committed writers wait in memory for their commit positions before
+	// they are written to the history file, so polling is what keeps the
+	// file growing during the run (a killed recorder leaves a readable
+	// history). A negative value reads the slot once, after the workload:
+	// the server then decodes the run's WAL after the workload instead of
+	// beside it on the same cores (the same total work, measured separately
+	// in docs/benchmarks.md), at the price of writing the history file only
+	// then and of the slot retaining the run's WAL until then.
 	CommitPoll time.Duration
 	// MaxRetries is how many times an aborted transaction's plan is
 	// retried (each retry is a new transaction with fresh values).
@@ -635,6 +637,10 @@ type recorder struct {
 	written int64
 }
 
+// DefaultCommitPoll is Config.CommitPoll's default: the commit stream is
+// read twice a second during the run.
+const DefaultCommitPoll = 500 * time.Millisecond
+
 type pend struct {
 	idx  int32
 	xid  uint64
@@ -646,8 +652,12 @@ func (r *recorder) loop(ctx context.Context, ch <-chan *rawTxn) error {
 	if r.stream != nil {
 		r.commits = map[uint32]db.CommitRecord{}
 	}
-	if r.stream != nil && r.cfg.CommitPoll > 0 {
-		t := time.NewTicker(r.cfg.CommitPoll)
+	poll := r.cfg.CommitPoll
+	if poll == 0 {
+		poll = DefaultCommitPoll
+	}
+	if r.stream != nil && poll > 0 {
+		t := time.NewTicker(poll)
 		defer t.Stop()
 		tick = t.C
 	}

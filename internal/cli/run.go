@@ -97,6 +97,7 @@ database gives.`,
 	fl.DurationVar(&f.cfg.StatementTimeout, "statement-timeout", db.DefaultStatementTimeout,
 		"client-side bound on each statement's round trip (a COMMIT past it has an unknown outcome)")
 	fl.DurationVar(&f.cfg.TxnTimeout, "txn-timeout", 30*time.Second, "client-side bound on one whole transaction")
+	fl.DurationVar(&f.cfg.CommitPoll, "commit-poll", record.DefaultCommitPoll, "PostgreSQL: how often the commit-order slot is read during the run, so committed writers reach the history file as the run goes; a negative value reads it once after the workload (less server work beside the workload, but the history file is written only at the end)")
 	return c
 }
 
