@@ -66,8 +66,42 @@ func Sniff(prefix []byte) int {
 	return 0
 }
 
-// Decode reads an elle-cli JSON history.
+// Decode reads an elle-cli JSON history. It reads the whole input into
+// memory and tries the fast path (hedn.FeedJSON) first; when that declines,
+// it decodes the input again with the general reader, so results and
+// errors are the general reader's (see hedn.FeedJSON).
 func Decode(r io.Reader, opts history.DecodeOptions) (*history.History, error) {
+	if fastOff {
+		return decodeGeneral(r, opts)
+	}
+	var buf bytes.Buffer
+	if opts.SizeHint > 0 && opts.SizeHint < 1<<34 {
+		buf.Grow(int(opts.SizeHint) + 512)
+	}
+	if _, err := buf.ReadFrom(r); err != nil {
+		// The general reader meets the read error where it meets it.
+		return decodeGeneral(io.MultiReader(bytes.NewReader(buf.Bytes()), errReader{err}), opts)
+	}
+	data := buf.Bytes()
+	b := hedn.NewBuilder(opts.Name, opts.Workload)
+	if hedn.FeedJSON(data, b) {
+		if h, err := b.Finish(); err == nil {
+			h.Header.Format = "elle-json"
+			return h, nil
+		}
+	}
+	return decodeGeneral(bytes.NewReader(data), opts)
+}
+
+// fastOff disables the fast path (differential tests).
+var fastOff bool
+
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }
+
+// decodeGeneral decodes with the general reader in JSON mode.
+func decodeGeneral(r io.Reader, opts history.DecodeOptions) (*history.History, error) {
 	rd := edn.NewReader(r)
 	rd.JSON = true
 	b := hedn.NewBuilder(opts.Name, opts.Workload)
