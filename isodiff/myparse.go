@@ -1,6 +1,7 @@
 package isodiff
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -11,7 +12,7 @@ import (
 // sqlparser (the MySQL grammar of Vitess, as a standalone package) and
 // turns it into accesses.
 func parseMySQL(sql string, params []string) ([]Stmt, error) {
-	st, err := sqlparser.Parse(sql)
+	st, err := mysqlParse(sql)
 	if err != nil {
 		return nil, err
 	}
@@ -19,6 +20,19 @@ func parseMySQL(sql string, params []string) ([]Stmt, error) {
 	w := myWalker{b: b}
 	w.stmt(st)
 	return []Stmt{b.finish()}, nil
+}
+
+// mysqlParse is sqlparser.Parse with its panics turned into errors: the
+// Vitess-derived parser panics on some malformed input (an empty MySQL
+// version comment "/*!*/" slices out of range in ExtractMysqlComment;
+// FuzzReadTrace input in testdata), and a trace is untrusted input.
+func mysqlParse(sql string) (st sqlparser.Statement, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			st, err = nil, fmt.Errorf("MySQL parser failed on this statement: %v", r)
+		}
+	}()
+	return sqlparser.Parse(sql)
 }
 
 type myWalker struct{ b *builder }
