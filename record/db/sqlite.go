@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 
 	sqlite "modernc.org/sqlite"
 )
@@ -27,6 +28,8 @@ type sqliteDB struct {
 	path    string
 	tempDir string
 	o       Options
+	// commitSeq numbers writers' commits (HasCommitOrder).
+	commitSeq atomic.Int64
 }
 
 func openSQLite(ctx context.Context, path string, o Options) (DB, error) {
@@ -57,31 +60,20 @@ func openSQLite(ctx context.Context, path string, o Options) (DB, error) {
 		s.Close()
 		return nil, fmt.Errorf("sqlite %s: %v", path, err)
 	}
-	if o.Record {
-		for _, q := range []string{
-			"CREATE TABLE IF NOT EXISTS " + sqliteCommitSeq + " (id INTEGER PRIMARY KEY CHECK (id = 0), n INTEGER NOT NULL)",
-			"INSERT OR IGNORE INTO " + sqliteCommitSeq + " VALUES (0, 0)",
-		} {
-			if _, err := db.ExecContext(ctx, q); err != nil {
-				s.Close()
-				return nil, fmt.Errorf("sqlite %s: %s: %v", path, q, err)
-			}
-		}
-	}
 	return s, nil
 }
 
-// sqliteCommitSeq is the table whose one counter gives each writing
-// transaction its commit position (HasCommitOrder).
-const sqliteCommitSeq = "txray_commit_seq"
-
 // HasCommitOrder: when recording, every transaction that wrote takes the
-// next value of a counter (UPDATE ... RETURNING) just before COMMIT, as
-// its commit position (TxnEvidence.CommitTS). SQLite has one writer at a
-// time (the database write lock, held from a transaction's first write to
-// its commit), so the counter's order is exactly the commit order of the
-// writers, and commit order is the order they serialize in
-// (https://www.sqlite.org/isolation.html: writers are serialized).
+// next value of an in-process counter (sqliteDB.commitSeq) just before
+// COMMIT, as its commit position (TxnEvidence.CommitTS). SQLite has one
+// writer at a time (the database write lock, taken by a transaction's first
+// write statement and held to its commit or rollback), so a writer takes
+// its value while no other writer can commit, and the counter's order is
+// exactly the commit order of the writers; commit order is the order they
+// serialize in (https://www.sqlite.org/isolation.html: writers are
+// serialized). The counter is in process memory, not a table: the run's
+// database is its own (Exclusive), and an UPDATE of a counter row in every
+// writing transaction measurably slowed SQLite runs (docs/benchmarks.md).
 func (s *sqliteDB) HasCommitOrder() bool { return s.o.Record }
 
 func (s *sqliteDB) cleanup() {
@@ -128,11 +120,7 @@ func (s *sqliteDB) Conn(ctx context.Context) (Conn, error) {
 	sc := &sqlConn{c: c, begin: "BEGIN DEFERRED", classify: classifySQLite}
 	if s.o.Record {
 		sc.beforeCommit = func(ctx context.Context, c *sql.Conn, ev *TxnEvidence) error {
-			var n int64
-			if err := c.QueryRowContext(ctx, "UPDATE "+sqliteCommitSeq+" SET n = n + 1 WHERE id = 0 RETURNING n").Scan(&n); err != nil {
-				return err
-			}
-			ev.CommitTS.P, ev.CommitTS.Set = n, true
+			ev.CommitTS.P, ev.CommitTS.Set = s.commitSeq.Add(1), true
 			return nil
 		}
 	}
