@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -247,6 +248,14 @@ func observeHistory(cmd *cobra.Command, rep *isodiff.Report, app *isodiff.App, f
 	h, err := history.DecodeFile(file, "auto", history.DecodeOptions{})
 	if err != nil {
 		if history.IsInputError(err) {
+			var ie *history.InputError
+			if errors.As(err, &ie) && strings.HasPrefix(ie.Msg, "cannot tell the format") {
+				// analyze's --format names the trace format; a history's
+				// format is always detected, so "pass --format" would mislead.
+				e := *ie
+				e.Msg = "cannot tell the history's format (analyze detects it; formats: " + strings.Join(history.Formats(), ", ") + ")"
+				return UsageErrorf("--history: %v", &e)
+			}
 			return UsageErrorf("--history: %v", err)
 		}
 		return err

@@ -83,6 +83,21 @@ func TestAnalyzeUsageErrors(t *testing.T) {
 	}
 }
 
+// TestAnalyzeHistoryOfUnknownFormat: a --history file whose format cannot be
+// told is a usage error naming the file, and never tells the user to "pass
+// --format" (analyze's --format is the trace's format).
+func TestAnalyzeHistoryOfUnknownFormat(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "g.trace")
+	os.WriteFile(good, []byte(lostUpdateTrace), 0o644)
+	hist := filepath.Join(dir, "h.txt")
+	os.WriteFile(hist, []byte("garbage here\n"), 0o644)
+	code, _, errs := genMain("analyze", "--history", hist, good)
+	if code != ExitUsage || !strings.Contains(errs, hist) || strings.Contains(errs, "pass --format") {
+		t.Fatalf("exit %d, stderr %q: want 2, naming %s, without \"pass --format\"", code, errs, hist)
+	}
+}
+
 // A trace read with the wrong --format (or one with no table access) gives
 // nothing to analyse: "no Δ cycle" would be a claim about nothing, so the
 // exit code is 3 (unknown) and stderr says why.
