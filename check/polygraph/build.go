@@ -285,26 +285,33 @@ func build(h *history.History, ra *regread.Analysis, si, session, rt bool, ev ev
 				p.addEdge(r.node, c[0], 0, graph.RW, graph.Why{Key: k, V1: r.val, V2: valOf[c[0]], Op1: -1, Op2: -1, Note: noteInitial})
 			}
 		}
-		// Version order evidence: consecutive listed versions.
-		if vo := h.VersionOrder[k]; len(vo) > 1 || lists && len(vo) > 0 {
-			byVal := map[int32]int32{}
+		// orderVersions adds ww edges between consecutive versions of vo
+		// that ws wrote (and rw edges from each one's readers), and returns
+		// byVal (value -> writer node) and the last writer ordered (-1: none).
+		orderVersions := func(vo []int32, note uint8) (byVal map[int32]int32, prev int32) {
+			byVal = map[int32]int32{}
 			for _, w := range ws {
 				byVal[w.val] = w.node
 			}
-			prev := int32(-1)
+			prev = -1
 			for _, v := range vo {
 				b, ok := byVal[v]
 				if !ok {
 					continue
 				}
 				if prev >= 0 {
-					p.addEdge(prev, b, 0, graph.WW, graph.Why{Key: k, V1: valOf[prev], V2: v, Op1: opOf[prev], Op2: opOf[b], Note: noteVO})
+					p.addEdge(prev, b, 0, graph.WW, graph.Why{Key: k, V1: valOf[prev], V2: v, Op1: opOf[prev], Op2: opOf[b], Note: note})
 					for _, r := range readersOf[prev] {
-						p.addEdge(r.node, b, 0, graph.RW, graph.Why{Key: k, V1: r.val, V2: v, Op1: p.txnOf[prev], Op2: -1, Note: noteVO})
+						p.addEdge(r.node, b, 0, graph.RW, graph.Why{Key: k, V1: r.val, V2: v, Op1: p.txnOf[prev], Op2: -1, Note: note})
 					}
 				}
 				prev = b
 			}
+			return byVal, prev
+		}
+		// Version order evidence: consecutive listed versions.
+		if vo := h.VersionOrder[k]; len(vo) > 1 || lists && len(vo) > 0 {
+			byVal, prev := orderVersions(vo, noteVO)
 			if lists && prev >= 0 {
 				// An append no read shows comes after every version the longest read shows.
 				inVO := map[int32]bool{}
@@ -326,24 +333,7 @@ func build(h *history.History, ra *regread.Analysis, si, session, rt bool, ev ev
 		}
 		if vo := p.listVO[k]; len(vo) > 1 {
 			// a list key's version order given as evidence (elements, as writers' last values)
-			byVal := map[int32]int32{}
-			for _, w := range ws {
-				byVal[w.val] = w.node
-			}
-			prev := int32(-1)
-			for _, v := range vo {
-				b, ok := byVal[v]
-				if !ok {
-					continue
-				}
-				if prev >= 0 {
-					p.addEdge(prev, b, 0, graph.WW, graph.Why{Key: k, V1: valOf[prev], V2: v, Op1: opOf[prev], Op2: opOf[b], Note: noteGivenVO})
-					for _, r := range readersOf[prev] {
-						p.addEdge(r.node, b, 0, graph.RW, graph.Why{Key: k, V1: r.val, V2: v, Op1: p.txnOf[prev], Op2: -1, Note: noteGivenVO})
-					}
-				}
-				prev = b
-			}
+			orderVersions(vo, noteGivenVO)
 		}
 		if ev.rank != nil && len(ws) > 1 {
 			nodes := make([]int32, len(ws))
