@@ -616,7 +616,10 @@ type recorder struct {
 
 	pending []pend
 	commits map[uint32]db.CommitRecord
-	chains  chains // replaced versions reported by writes (certificate.go)
+	// late is a read of the commit stream that finished after the recorder
+	// stopped taking them (see poller); finish takes it first.
+	late   []polled
+	chains chains // replaced versions reported by writes (certificate.go)
 	// xids are the PostgreSQL xids of transactions (by index), snaps the
 	// snapshots of predicate reads (certificate.go); txnSnap: predicate
 	// reads without a snapshot of their own read under the transaction's
@@ -648,7 +651,6 @@ type pend struct {
 }
 
 func (r *recorder) loop(ctx context.Context, ch <-chan *rawTxn) error {
-	var tick <-chan time.Time
 	if r.stream != nil {
 		r.commits = map[uint32]db.CommitRecord{}
 	}
@@ -656,10 +658,14 @@ func (r *recorder) loop(ctx context.Context, ch <-chan *rawTxn) error {
 	if poll == 0 {
 		poll = DefaultCommitPoll
 	}
+	// The commit stream is read on its own goroutine: a read takes
+	// milliseconds to tens of milliseconds of server work, and while the
+	// recorder waited for it the clients, blocked on a full channel,
+	// waited too.
+	var polled <-chan polled
+	stopPoll := func() {}
 	if r.stream != nil && poll > 0 {
-		t := time.NewTicker(poll)
-		defer t.Stop()
-		tick = t.C
+		polled, stopPoll = r.poller(ctx, poll)
 	}
 	var firstErr error
 	keep := func(err error) {
@@ -672,6 +678,7 @@ func (r *recorder) loop(ctx context.Context, ch <-chan *rawTxn) error {
 		select {
 		case raw, ok := <-ch:
 			if !ok {
+				stopPoll()
 				keep(r.finish(ctx))
 				return firstErr
 			}
@@ -680,11 +687,56 @@ func (r *recorder) loop(ctx context.Context, ch <-chan *rawTxn) error {
 				r.flush()
 				lastFlush = time.Now()
 			}
-		case <-tick:
-			keep(r.poll(ctx))
+		case p := <-polled:
+			r.takeCommits(p.recs, p.err)
 			keep(r.drain(false))
 		}
 	}
+}
+
+// polled is one read of the commit stream.
+type polled struct {
+	recs []db.CommitRecord
+	err  error
+}
+
+// poller reads the commit stream every period on its own goroutine until
+// the returned stop is called (stop waits for a read in progress, so the
+// stream is free for finish's last read). A failed read ends polling; the
+// recorder turns the failure into a warning.
+func (r *recorder) poller(ctx context.Context, period time.Duration) (<-chan polled, func()) {
+	out := make(chan polled)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(period)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			pctx, cancel := context.WithTimeout(ctx, r.cfg.StatementTimeout)
+			recs, err := r.stream.Poll(pctx)
+			cancel()
+			select {
+			case out <- polled{recs, err}:
+			case <-done:
+				// The recorder stopped taking reads (the workload is
+				// over); the slot has consumed these commits, so they
+				// are kept for finish.
+				r.late = append(r.late, polled{recs, err})
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return out, func() { close(done); wg.Wait() }
 }
 
 func (r *recorder) add(raw *rawTxn) error {
@@ -895,23 +947,33 @@ func (r *recorder) flush() {
 	}
 }
 
-func (r *recorder) poll(ctx context.Context) error {
+// poll reads the commit stream once, on the recorder's goroutine (the
+// last read, after the workload).
+func (r *recorder) poll(ctx context.Context) {
 	if r.stream == nil {
-		return nil
+		return
 	}
 	pctx, cancel := context.WithTimeout(ctx, r.cfg.StatementTimeout)
 	defer cancel()
 	recs, err := r.stream.Poll(pctx)
+	r.takeCommits(recs, err)
+}
+
+// takeCommits keeps the commit records of one read of the stream; a failed
+// read ends the commit order (a warning says so).
+func (r *recorder) takeCommits(recs []db.CommitRecord, err error) {
+	if r.stream == nil {
+		return
+	}
 	if err != nil {
 		r.warn(fmt.Sprintf("commit stream: %v; later commits get no commit order", err))
 		r.stream = nil
 		r.h.Evidence.CommitOrder = false
-		return nil
+		return
 	}
 	for _, c := range recs {
 		r.commits[uint32(c.XID)] = c
 	}
-	return nil
 }
 
 // drain writes pending transactions from the head while their commit
@@ -962,9 +1024,10 @@ func (r *recorder) finish(ctx context.Context) error {
 			firstErr = err
 		}
 	}
-	if r.stream != nil {
-		keep(r.poll(ctx))
+	for _, p := range r.late {
+		r.takeCommits(p.recs, p.err)
 	}
+	r.poll(ctx)
 	keep(r.drain(true))
 	keep(r.certify())
 	keep(r.flushEvidence())
