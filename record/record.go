@@ -90,6 +90,10 @@ type Config struct {
 	// connects (open true) and before it closes (open false): benchmarks
 	// read the server backend's CPU time through it.
 	clientConn func(c db.Conn, open bool)
+	// commitStream, if set, is called with the commit stream after it is
+	// created (open true) and before it is closed (open false):
+	// benchmarks read its server backend's CPU time through it.
+	commitStream func(s db.CommitStream, open bool)
 	// Warn receives each limitation once (e.g. no logical decoding).
 	Warn func(string)
 	// Progress, if set, is called about every 200ms and at the end.
@@ -276,7 +280,13 @@ func run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 		if stream != nil {
 			rec.stream = stream
+			if cfg.commitStream != nil {
+				cfg.commitStream(stream, true)
+			}
 			defer func() {
+				if cfg.commitStream != nil {
+					cfg.commitStream(stream, false)
+				}
 				// Bounded: a server gone silent must not hang the end of
 				// the run (the slot is temporary and dies with the session).
 				cctx, cancel := context.WithTimeout(context.Background(), cfg.StatementTimeout)

@@ -332,6 +332,10 @@ type pgStream struct {
 	slot string
 }
 
+// BackendPID is the server process decoding the slot (benchmarks read its
+// CPU time).
+func (s *pgStream) BackendPID() int { return int(s.c.PgConn().PID()) }
+
 func (s *pgStream) Poll(ctx context.Context) ([]CommitRecord, error) {
 	rows, err := s.c.Query(ctx, `SELECT lsn::text, xid::text, data FROM pg_logical_slot_get_changes($1, NULL, NULL,
 		'include-xids', '1', 'include-timestamp', '1', 'skip-empty-xacts', '0') WHERE data LIKE 'COMMIT%'`, s.slot)
