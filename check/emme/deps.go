@@ -67,7 +67,7 @@ type deps struct {
 	// dead: (key, value) of every Delete op's tombstone (nil: no deletes).
 	dead map[uint64]struct{}
 	vers map[int32]*keyVers
-	pos    map[uint64]int32 // (key, value) -> position in its key's order
+	pos  map[uint64]int32 // (key, value) -> position in its key's order
 	// committed: the transaction installed its writes (committed, or
 	// unknown with its writes in the version order).
 	committed []bool
