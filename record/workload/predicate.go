@@ -22,10 +22,12 @@ func init() {
 //   - range reads (SELECT k, v ... WHERE k >= lo AND k <= hi), recorded as
 //     a PredRead whose Where text uses the column names k and v and whose
 //     Result lists the rows returned as (k, v);
+//
 //   - blind upserts of unique values, which insert a row the first time a
 //     key is written (an insert into the ranges other transactions read:
 //     the phantoms of Adya 1999 §4.4.3, G2 with predicate reads) and
 //     update it afterwards;
+//
 //   - predicate updates (UPDATE ... SET v = base + (k - lo) WHERE k >= lo
 //     AND k <= hi, a quarter of the writes), recorded as what they are in
 //     Adya's model (§3.1, "predicate-based modifications"): a PredRead of
