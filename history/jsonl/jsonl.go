@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -264,6 +265,9 @@ func (d *decoder) line(b []byte, line int) error {
 			if err := tl.Tables[i].Validate(); err != nil {
 				return d.err(line, fmt.Sprintf("tables[%d]", i), "%v", err)
 			}
+		}
+		if d.h.RowImages != nil && !reflect.DeepEqual(hd.Tables, tl.Tables) {
+			return d.err(line, "tables", "a second header declares other tables after row images were read under the first")
 		}
 		hd.Tables = tl.Tables
 		return nil

@@ -233,12 +233,14 @@ func appendOp(b []byte, h *history.History, o *history.Op) []byte {
 
 // appendRowImage appends `,"row":...` for img, a row image of key.
 func appendRowImage(b []byte, h *history.History, key int32, img *history.RowImage) []byte {
-	b = append(b, `,"row":`...)
 	if img.Deleted {
-		return append(b, "null"...)
+		return append(b, `,"row":null`...)
 	}
 	ti := h.TableOf(key)
-	b = append(b, '{')
+	if ti < 0 {
+		return b // no declared table: the image cannot be named
+	}
+	b = append(b, `,"row":{`...)
 	n := 0
 	for i, c := range img.Cols {
 		if !img.Has[i] || ti < 0 || i >= len(h.Header.Tables[ti].Columns) {
