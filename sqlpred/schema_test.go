@@ -38,9 +38,9 @@ func TestSchemaMatches(t *testing.T) {
 		{"orders", "w = 1 AND cust = 5", k, v10, true, ""},
 		{"orders", "w = 1 AND cust = 5", k, v11, false, ""},
 		{"ORDERS", "id >= 7 AND ver = 10", k, v10, true, ""},
-		{"orders", "w = 1", k, v12, false, ""},            // deleted
+		{"orders", "w = 1", k, v12, false, ""},             // deleted
 		{"orders", "w = 1", k, history.NoValue, false, ""}, // unborn
-		{"orders", "w = 1", k, v13, true, ""},             // key columns need no image
+		{"orders", "w = 1", k, v13, true, ""},              // key columns need no image
 		{"orders", "cust = 5", k, v13, false, "not recorded"},
 		{"orders", "w = 1", other, v10, false, "not a row of table orders"},
 		{"orders", "k = 1", k, v10, false, "unknown column"},

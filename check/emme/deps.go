@@ -75,7 +75,7 @@ type deps struct {
 	tableKeys map[int][]int32
 	schema    *sqlpred.Schema
 	preds     map[[2]string]*compiled
-	stats   struct {
+	stats     struct {
 		predReads, predKeysVisited, ambiguous, predErrors, itemReads int
 	}
 }
