@@ -20,7 +20,7 @@ import (
 func TestDeclaredTableRegions(t *testing.T) {
 	const hdr = `{"txray":1,"evidence":{"op_time":true},"tables":[{"name":"orders","key":"o:{o_w_id}:{o_id}","columns":["o_c_id"]},{"name":"new_order","key":"no:{no_w_id}:{no_o_id}"}]}` + "\n"
 	t0 := func(end int, ops string) string {
-		return `{"id":"T0","session":"a","status":"committed","invoke":0,"complete":` + itoa(end) + `,"ops":[` + ops + `]}` + "\n"
+		return `{"id":"T0","session":"a","status":"committed","invoke":0,"complete":` + strconv.Itoa(end) + `,"ops":[` + ops + `]}` + "\n"
 	}
 	t1 := func(table, where, result string) string {
 		return `{"id":"T1","session":"b","status":"committed","invoke":30,"complete":40,"ops":[{"f":"rp","table":"` + table + `","where":"` + where +
