@@ -61,3 +61,43 @@ func TestTableValidate(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// FuzzKeyPattern: a key pattern never panics; a valid one that matches a
+// key gives one cell per key column, and re-rendering the cells into the
+// pattern gives the key back (the match is a parse of the key).
+func FuzzKeyPattern(f *testing.F) {
+	f.Add("ol:{w}:{d}:{o}:{n}", "ol:1:2:3:4")
+	f.Add("{a}-{b}.x", "p-q.x")
+	f.Add("{id}", "7")
+	f.Add("o:{a}}", "o:1")
+	f.Fuzz(func(t *testing.T, pattern, key string) {
+		tb := Table{Name: "t", Key: pattern}
+		cols, err := tb.KeyColumns()
+		cells, ok := tb.Match(Scalar{S: key, IsStr: true}, nil)
+		if err != nil {
+			if ok {
+				t.Fatalf("invalid pattern %q matched", pattern)
+			}
+			return
+		}
+		if !ok {
+			return
+		}
+		if len(cells) != len(cols) {
+			t.Fatalf("%q on %q: %d cells for %d columns", pattern, key, len(cells), len(cols))
+		}
+		kp, _ := parseKeyPattern(pattern)
+		s := kp.lits[0]
+		for i, c := range cells {
+			if c.V.IsStr {
+				s += c.V.S
+			} else {
+				s += c.V.String()
+			}
+			s += kp.lits[i+1]
+		}
+		if s != key {
+			t.Fatalf("%q on %q: cells %v render %q", pattern, key, cells, s)
+		}
+	})
+}
