@@ -270,6 +270,9 @@ type Header struct {
 	Workload string            `json:"workload,omitempty"`
 	Clock    string            `json:"clock,omitempty"`
 	Extra    map[string]string `json:"extra,omitempty"`
+	// Tables declares the tables whose WHERE clauses use columns beyond
+	// (k, v): key patterns and row columns (schema.go).
+	Tables []Table `json:"tables,omitempty"`
 }
 
 // History is a decoded transaction history.
@@ -283,6 +286,10 @@ type History struct {
 	// VersionOrder, when non-nil, gives per key id the committed version
 	// order as value ids (oldest first), recovered from the database.
 	VersionOrder map[int32][]int32
+	// RowImages, when non-nil, gives the row image (column values, or
+	// deleted) of versions of declared tables' rows, keyed by
+	// PackKV(key, value) (schema.go).
+	RowImages map[uint64]*RowImage
 	// Ignored counts input records that are not client transactions and
 	// were deliberately skipped, by reason (e.g. "nemesis op": 12). Nothing
 	// is dropped without a count here.

@@ -466,6 +466,7 @@ func (r *recorder) versionSetsFromSnapshots(h *history.History) (filled, skipped
 		kv[k] = e
 	}
 	parsed := map[string]*pgSnapshot{}
+	tableOf := map[int32]int{}
 	for _, ps := range r.snaps {
 		t := &h.Txns[ps.txn]
 		if t.Status != history.Committed || int(ps.op) >= len(t.Ops) || t.Ops[ps.op].Kind != history.PredRead || t.Ops[ps.op].Pred == nil {
@@ -509,9 +510,26 @@ func (r *recorder) versionSetsFromSnapshots(h *history.History) (filled, skipped
 			snap = &s
 			parsed[ps.snap] = snap
 		}
+		// A declared table's version set is its own rows (history/schema.go);
+		// an undeclared one's every key.
+		ti := h.TableByName(t.Ops[ps.op].Pred.Table)
+		member := func(k int32) bool {
+			if ti < 0 {
+				return true
+			}
+			x, ok := tableOf[k]
+			if !ok {
+				x = h.TableOf(k)
+				tableOf[k] = x
+			}
+			return x == ti
+		}
 		vs := make([]history.Row, 0, len(keys)+len(own))
 		ok := true
 		for _, k := range keys {
+			if !member(k) {
+				continue
+			}
 			if v, mine := own[k]; mine {
 				vs = append(vs, history.Row{Key: k, Value: v})
 				continue
@@ -538,7 +556,7 @@ func (r *recorder) versionSetsFromSnapshots(h *history.History) (filled, skipped
 			continue
 		}
 		for _, k := range slices.Sorted(maps.Keys(own)) {
-			if _, ordered := kv[k]; !ordered {
+			if _, ordered := kv[k]; !ordered && member(k) {
 				vs = append(vs, history.Row{Key: k, Value: own[k]})
 			}
 		}

@@ -268,6 +268,9 @@ func run(ctx context.Context, cfg Config) (*Result, error) {
 		if pr, ok := wl.(workload.PredicateReader); ok && pr.PredicateReads() {
 			h.Evidence.PredicateRead = true
 		}
+		if td, ok := wl.(workload.TableDecls); ok {
+			h.Header.Tables = td.Tables()
+		}
 		rec.h = h
 		stream, why, err := d.CommitStream(ctx)
 		if err != nil {
@@ -810,6 +813,14 @@ func convertOp(h *history.History, o *workload.Op, d *history.Op) {
 	default:
 		if o.HasValue {
 			d.Value = h.Values.Int(o.Value)
+		}
+		if o.Row != nil && o.Kind == history.Write && d.Value != history.NoValue {
+			// Values are unique per run, so a version has one image; a
+			// second, different one would be a workload bug.
+			if err := h.SetRowImage(d.Key, d.Value, o.Row); err != nil {
+				h.Notes = append(h.Notes, "recorder: "+err.Error()+" (the first is kept)")
+				h.Notices = append(h.Notices, "recorder: "+err.Error()+" (the first is kept)")
+			}
 		}
 	}
 }

@@ -36,7 +36,8 @@ type Replay struct {
 	cmpBuf  []history.Row
 	intKeys []intKey
 	strKeys []int32
-	preds   map[string]*pred
+	preds   map[[2]string]*pred
+	schema  *sqlpred.Schema
 	overlay []kv // the running transaction's own writes
 	rowsBuf []history.Row
 }
@@ -51,7 +52,7 @@ type intKey struct {
 }
 
 type pred struct {
-	p   *sqlpred.Pred
+	tp  *sqlpred.TablePred
 	err error
 	rs  sqlpred.Ranges
 }
@@ -63,7 +64,7 @@ func pack(k, v int32) uint64 { return uint64(uint32(k))<<32 | uint64(uint32(v)) 
 func NewReplay(h *history.History, by string) *Replay {
 	nk := h.Keys.Len()
 	return &Replay{h: h, by: by, pos: make([]int32, len(h.Txns)), st: serial.NewState(nk),
-		writes: map[uint64]ref{}, dups: map[uint64]int{}, preds: map[string]*pred{}}
+		writes: map[uint64]ref{}, dups: map[uint64]int{}, preds: map[[2]string]*pred{}, schema: sqlpred.NewSchema(h)}
 }
 
 func (s *Replay) ts(t *history.Txn) (history.Timestamp, bool) {
@@ -339,21 +340,39 @@ func (s *Replay) add(typ string, txns []int32, k int32, expl string) {
 	s.Anomalies = append(s.Anomalies, a)
 }
 
-func (s *Replay) compile(where string) *pred {
-	if p, ok := s.preds[where]; ok {
+// compile compiles a predicate read's WHERE clause for its table
+// (sqlpred.Schema: a declared table's columns, else (k, v)).
+func (s *Replay) compile(table, where string) *pred {
+	ck := [2]string{table, where}
+	if p, ok := s.preds[ck]; ok {
 		return p
 	}
-	p := &pred{}
-	p.p, p.err = sqlpred.Compile(where, history.PredColumns)
+	p := &pred{tp: s.schema.Compile(table, where)}
+	p.err = p.tp.Err
 	if p.err == nil {
-		p.rs = p.p.IntRanges(0)
+		p.rs, _ = p.tp.KeyRanges()
 	}
-	s.preds[where] = p
+	s.preds[ck] = p
 	return p
 }
 
-// regionKeys calls f for every written key in the predicate's region.
+// regionKeys calls f for every written key in the predicate's region: the
+// integer keys in its range on k and every string key, or for a declared
+// table its rows.
 func (s *Replay) regionKeys(p *pred, f func(k int32) bool) {
+	if p.tp.Declared() {
+		for _, ik := range s.intKeys {
+			if p.tp.Member(ik.id) && !f(ik.id) {
+				return
+			}
+		}
+		for _, k := range s.strKeys {
+			if p.tp.Member(k) && !f(k) {
+				return
+			}
+		}
+		return
+	}
 	for _, iv := range p.rs {
 		lo, _ := slices.BinarySearchFunc(s.intKeys, iv.Lo, func(a intKey, x int64) int { return cmpI(a.k, x) })
 		for x := lo; x < len(s.intKeys) && s.intKeys[x].k <= iv.Hi; x++ {
@@ -369,33 +388,24 @@ func (s *Replay) regionKeys(p *pred, f func(k int32) bool) {
 	}
 }
 
-func scalar(sc history.Scalar) sqlpred.Value {
-	if sc.IsStr {
-		return sqlpred.StrV(sc.S)
-	}
-	return sqlpred.IntV(sc.I)
-}
-
 // expectedRows evaluates a predicate read over the state value(k): the
 // rows (sorted by key id) a serial execution returns. ok is false when the
 // predicate cannot be evaluated (a reason is recorded).
 func (s *Replay) expectedRows(t int32, j int, pr *history.Predicate, value func(k int32) int32) ([]history.Row, bool) {
-	p := s.compile(pr.Where)
+	p := s.compile(pr.Table, pr.Where)
 	if p.err != nil {
 		s.reason("%s's predicate read (op %d) %q cannot be evaluated: %v", s.h.TxnName(t), j, pr.Where, p.err)
 		return nil, false
 	}
 	rows := s.rowsBuf[:0]
 	ok := true
-	var row [2]sqlpred.Value
 	s.regionKeys(p, func(k int32) bool {
 		s.Stats.PredKeys++
 		v := value(k)
 		if s.absent(k, v) {
 			return true // no row (unborn or deleted): matches nothing
 		}
-		row[0], row[1] = scalar(s.h.Keys.Get(k)), scalar(s.h.Values.Get(v))
-		m, err := p.p.Matches(row[:])
+		m, err := p.tp.Matches(k, v)
 		if err != nil {
 			s.reason("%s's predicate read (op %d) %q cannot be evaluated on row (%s, %s): %v", s.h.TxnName(t), j, pr.Where, s.h.KeyName(k), s.h.ValueName(v), err)
 			ok = false
@@ -597,7 +607,7 @@ func (s *Replay) floating(t int32) {
 	// region changes.
 	cands := []int32{lo}
 	for _, j := range preds {
-		p := s.compile(tx.Ops[j].Pred.Where)
+		p := s.compile(tx.Ops[j].Pred.Table, tx.Ops[j].Pred.Where)
 		if p.err != nil {
 			s.reason("%s's predicate read (op %d) %q cannot be evaluated: %v", h.TxnName(t), j, tx.Ops[j].Pred.Where, p.err)
 			return

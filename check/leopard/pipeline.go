@@ -48,6 +48,9 @@ type pend struct {
 // mechanism-mirrored verification state.
 type engine struct {
 	m mechs
+	// regions: declared-table predicate regions (region.go), built on
+	// first use.
+	regions *regionIndex
 	// keys holds the per-key state inline (one cache miss less per
 	// access than pointers); a *keyState is valid until the next call of
 	// key, which may grow the slice.
