@@ -461,6 +461,12 @@ func (e *engine) result(cfg Config) *check.Result {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("the bounded cycle search (depth %d, %d nodes) was exhausted %d times; longer certifier cycles may be missed",
 			maxCycleDepth, cycleBudget, e.stats.cycleBudget))
 	}
+	if sp := e.spill; sp != nil && sp.err != nil {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("the spill file for collected transactions could not be written (%v); their records were kept in memory", sp.err))
+	}
+	if n := rep.spillErrs; n > 0 {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("%d spilled transaction records could not be read back; explanations name them by index only", n))
+	}
 	r.Finish()
 	if cfg.Plain {
 		r.Verdict, r.Reason = check.Unknown, PlainReason

@@ -70,8 +70,8 @@ func BenchmarkOnlineRetainedHeap(b *testing.B) {
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
 		keys, versions := 0, 0
-		for k := range on.e.keys {
-			if nw := len(on.e.keys[k].writers); nw > 0 {
+		for k := range int32(len(on.e.slots) * keyChunk) {
+			if nw, _ := on.e.keyVersions(k); nw > 0 {
 				keys++
 				versions += nw
 			}

@@ -65,6 +65,8 @@ func newOnline(c Config, opts OnlineOptions) *Online {
 	e := newEngine(c.mechs(opts.InitialUnknown), rep)
 	e.window = opts.Window
 	e.compact = true
+	e.spill = &spillLog{}
+	rep.spill = e.spill
 	for _, s := range opts.Sessions {
 		e.declare(s)
 	}
@@ -121,7 +123,9 @@ func (o *Online) Stats() map[string]int64 {
 	s := &o.e.stats
 	return map[string]int64{"traces": s.traces, "txns": s.txns, "live_txns": s.liveTxns, "peak_live_txns": s.peakLive,
 		"gc_versions": s.gcVersions, "gc_txns": s.gcTxns, "pending_reads": int64(len(o.e.pending)),
-		"anomalies": int64(len(o.e.rep.anomalies)), "late_txns": s.lateTxns}
+		"anomalies": int64(len(o.e.rep.anomalies)), "late_txns": s.lateTxns,
+		"hot_keys": int64(len(o.e.hot) - len(o.e.hotFree)), "spilled_txns": o.e.spill.records,
+		"cooled_keys": s.cooled, "warmed_keys": s.warmed}
 }
 
 // Flush verifies everything still buffered and returns the final result.
@@ -130,6 +134,9 @@ func (o *Online) Flush() *check.Result {
 	if !o.done {
 		o.done = true
 		o.e.finish()
+		// Explanations are built when a violation is found, so the
+		// spilled records are not needed any more.
+		o.e.spill.close()
 	}
 	return o.e.result(o.cfg)
 }

@@ -1,0 +1,160 @@
+package leopard
+
+import (
+	"maps"
+	"reflect"
+	"slices"
+	"testing"
+	"unsafe"
+
+	"github.com/txray/txray/check"
+	"github.com/txray/txray/history"
+	"github.com/txray/txray/model"
+	"github.com/txray/txray/sim"
+)
+
+// TestKeySlotPointerFree: what the online verifier keeps per settled key
+// is one keySlot, a fixed-size record without pointers (so the collector
+// never scans the table and nothing hangs off it), of at most 64 bytes.
+// docs/benchmarks.md, "Online: txray watch --checker leopard memory",
+// measures what the whole verifier keeps per key (BenchmarkOnlineRetainedHeap).
+func TestKeySlotPointerFree(t *testing.T) {
+	if n := unsafe.Sizeof(keySlot{}); n > 64 {
+		t.Errorf("keySlot is %d bytes, want at most 64", n)
+	}
+	var walk func(reflect.Type) bool
+	walk = func(ty reflect.Type) bool {
+		switch ty.Kind() {
+		case reflect.Pointer, reflect.Slice, reflect.Map, reflect.String, reflect.Interface, reflect.Chan, reflect.Func, reflect.UnsafePointer:
+			return false
+		case reflect.Struct:
+			for i := range ty.NumField() {
+				if !walk(ty.Field(i).Type) {
+					return false
+				}
+			}
+		case reflect.Array:
+			return walk(ty.Elem())
+		}
+		return true
+	}
+	if !walk(reflect.TypeFor[keySlot]()) {
+		t.Error("keySlot holds a pointer")
+	}
+}
+
+// TestOnlineColdKeysMatchOffline is a differential test of the cold key
+// path (keys.go): simulator histories, correct and with each kind of
+// injected fault, both workloads, verified online with a collection after
+// every trace (so keys cool and are warmed again by later accesses all
+// through the history) give the offline verdict, anomaly types and counts.
+func TestOnlineColdKeysMatchOffline(t *testing.T) {
+	cases := []struct{ level, fault, profile string }{
+		{sim.SnapshotIsolation, "", "postgres:repeatable-read"},
+		{sim.SerializableSI, "", "postgres:serializable"},
+		{sim.SnapshotIsolation, sim.FaultStaleRead, "mariadb:snapshot-isolation"},
+		{sim.ReadCommitted, sim.FaultStaleRead, "postgres:read-committed"},
+		{sim.RepeatableReadMySQL, sim.FaultDirtyWrite, "mysql:repeatable-read"},
+		{sim.SnapshotIsolation, sim.FaultLostUpdate, "postgres:repeatable-read"},
+		{sim.SerializableSI, sim.FaultWriteSkew, "postgres:serializable"},
+		{sim.ReadCommitted, sim.FaultAbortedRead, "postgres:read-committed"},
+		{sim.Strict2PL, sim.FaultStaleRead, "mysql:serializable"},
+		{sim.SnapshotIsolation, sim.FaultLostCommit, "postgres:repeatable-read"},
+	}
+	var cooled, warmed, invalid int64
+	for _, c := range cases {
+		for _, wl := range []string{sim.RWRegister, sim.ListAppend} {
+			for seed := uint64(1); seed <= 3; seed++ {
+				cfg := sim.Config{Level: c.level, Workload: wl, Txns: 400, Clients: 6, Seed: seed, MaxOps: 5,
+					Keys: 24, ReadRatio: 0.5, AbortRate: 0.1, LockingReads: 0.1, InfoRate: 0.05}
+				if c.fault != "" {
+					cfg.Faults = []sim.Fault{{Name: c.fault, Prob: 0.2}}
+				}
+				h, _, err := sim.Generate(cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				off := run(t, h, c.profile)
+				p, _ := model.LookupProfile(c.profile)
+				var res [2]*check.Result
+				for i, noCool := range []bool{true, false} {
+					on := NewOnline(p, OnlineOptions{Keys: h.Keys, Values: h.Values, Sessions: sessionsOf(h)})
+					on.e.gcEvery, on.e.noCool = 1, noCool
+					for i := range h.Txns {
+						on.Add(&h.Txns[i])
+					}
+					st := on.Stats()
+					cooled += st["cooled_keys"]
+					warmed += st["warmed_keys"]
+					res[i] = on.Flush()
+				}
+				r := res[1]
+				// Cooling changes nothing, explanations included. (The
+				// counts per type may differ from offline's, which
+				// collects every gcEvery traces: collecting after every
+				// trace already changes them without cold keys.)
+				if !reflect.DeepEqual(res[0].Anomalies, r.Anomalies) || !maps.Equal(res[0].Counts, r.Counts) || res[0].Verdict != r.Verdict {
+					t.Fatalf("%s/%s/%s seed %d: with cold keys %s %v, without %s %v", c.level, c.fault, wl, seed,
+						r.Verdict, r.Counts, res[0].Verdict, res[0].Counts)
+				}
+				if r.Verdict != off.Verdict || !slices.Equal(r.AnomalyTypes, off.AnomalyTypes) {
+					t.Fatalf("%s/%s/%s seed %d: online %s %v %v, offline %s %v %v", c.level, c.fault, wl, seed,
+						r.Verdict, r.AnomalyTypes, r.Counts, off.Verdict, off.AnomalyTypes, off.Counts)
+				}
+				if r.Verdict == check.Invalid {
+					invalid++
+				}
+			}
+		}
+	}
+	t.Logf("keys cooled %d times, warmed %d times; %d invalid histories", cooled, warmed, invalid)
+	if cooled == 0 || warmed == 0 || invalid == 0 {
+		t.Fatalf("the cold path was not exercised: cooled %d, warmed %d, invalid %d", cooled, warmed, invalid)
+	}
+}
+
+// TestSpillRoundTrip: a transaction record read back from the spill log
+// is the record that was written (every field explanations use: lists,
+// empty and absent ones, predicate reads with and without version sets,
+// extreme timestamps).
+func TestSpillRoundTrip(t *testing.T) {
+	txns := []history.Txn{
+		{Index: 7, Session: 2, Seq: 3, Status: history.Committed, HasTime: true, Invoke: 100, Complete: 90, ID: "c2-3",
+			Ops: []history.Op{
+				{Kind: history.Write, Key: 1, Value: 5, HasTime: true, Invoke: 101, Complete: 102},
+				{Kind: history.Read, Key: 1, IsList: true, List: []int32{1, -2, 3}, Invoke: -1 << 63, Complete: 1<<63 - 1},
+				{Kind: history.Read, Key: 2, IsList: true, List: []int32{}},
+				{Kind: history.Read, Key: 3, IsList: true, ListUnknown: true, Value: history.NoValue},
+				{Kind: history.PredRead, HasTime: true, Pred: &history.Predicate{Table: "t", Where: "k > 3",
+					Result: []history.Row{{Key: 4, Value: 9}}, VersionSet: []history.Row{}, HasVersionSet: true}},
+				{Kind: history.PredRead, Pred: &history.Predicate{Table: "", Where: "x"}},
+				{Kind: history.Append, Key: 2, Value: 1 << 30},
+			}},
+		{Index: 0, Session: -1, Status: history.Unknown, Ops: []history.Op{}},
+	}
+	var s spillLog
+	defer s.close()
+	var offs []int64
+	for i := range txns {
+		off, ok := s.put(&txns[i])
+		if !ok {
+			t.Fatalf("put: %v", s.err)
+		}
+		offs = append(offs, off)
+	}
+	for i := range txns {
+		got, err := s.get(offs[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := &txns[i]; !reflect.DeepEqual(got, want) {
+			t.Errorf("record %d:\n got %+v\nwant %+v", i, got, want)
+		}
+	}
+	if _, err := s.get(s.off + 5); err == nil {
+		t.Error("reading a bad offset did not fail")
+	}
+	if _, err := decodeTxn([]byte{0x80}); err == nil {
+		t.Error("decoding a truncated record did not fail")
+	}
+}
