@@ -209,6 +209,9 @@ type keyState struct {
 	init    int32
 	hasInit bool
 	dirty   bool
+	// forgotten: the key's state was discarded under OnlineOptions.MaxKeys
+	// (engine.forget): its reads are not checked.
+	forgotten bool
 }
 
 // goneVal is what is kept of the collected appends of one value to a

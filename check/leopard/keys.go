@@ -1,6 +1,10 @@
 package leopard
 
-import "github.com/txray/txray/history"
+import (
+	"math/bits"
+
+	"github.com/txray/txray/history"
+)
 
 // Per-key state has two forms. A key being worked on (written, read, or
 // holding versions whose order or lock holds a later check may still
@@ -47,20 +51,84 @@ type keySlot struct {
 }
 
 const (
-	slotVersion uint8 = 1 << iota // a cold version is held
-	slotLocked                    // writer.locked
-	slotList                      // writer.list
-	slotDropped                   // keyState.dropped
-	slotHasInit                   // keyState.hasInit
+	slotVersion   uint8 = 1 << iota // a cold version is held
+	slotLocked                      // writer.locked
+	slotList                        // writer.list
+	slotDropped                     // keyState.dropped
+	slotHasInit                     // keyState.hasInit
+	slotForgotten                   // keyState.forgotten
 )
 
-// slot returns key k's record, growing the table.
+// KeySlotBytes is what the online verifier keeps per settled key (the
+// size of its slot), for sizing OnlineOptions.MaxKeys.
+const KeySlotBytes = 64
+
+// slot returns key k's record, growing the table. The chunk of a key whose
+// state was forgotten (forget) comes back with every slot marked
+// forgotten.
 func (e *engine) slot(k int32) *keySlot {
 	c := int(k) / keyChunk
 	for c >= len(e.slots) {
 		e.slots = append(e.slots, new([keyChunk]keySlot))
+		e.chunkHot = append(e.chunkHot, 0)
+		e.liveChunks++
+	}
+	if e.slots[c] == nil {
+		ch := new([keyChunk]keySlot)
+		for i, b := range e.forgot[c] {
+			for ; b != 0; b &= b - 1 {
+				ch[i*64+bits.TrailingZeros64(b)].flags = slotForgotten | slotDropped
+			}
+		}
+		e.forgot[c] = nil
+		e.slots[c] = ch
+		e.liveChunks++
 	}
 	return &e.slots[c][int(k)%keyChunk]
+}
+
+// forget bounds the key table to maxChunks chunks (OnlineOptions.MaxKeys)
+// by discarding the state of whole chunks of cold keys, oldest key ids
+// first (keys are numbered in order of first appearance, so those are the
+// keys a stream that keeps creating keys has stopped using). A key whose
+// state was forgotten stays marked: its versions are unknown, so every
+// later read of it is left unchecked (counted in stats.forgottenReads;
+// the verdict is then unknown, never valid on evidence that was thrown
+// away), while its new writes are tracked as usual (a forgotten writer
+// was settled below the watermark, so no lock or first-updater conflict
+// with it is possible for a transaction that is not late).
+func (e *engine) forget() {
+	for c := e.forgetFrom; c < len(e.slots) && e.liveChunks > e.maxChunks; c++ {
+		ch := e.slots[c]
+		if ch == nil || e.chunkHot[c] > 0 {
+			continue
+		}
+		// Which keys had state (the others, interned but not yet
+		// verified, are not forgotten when they come back).
+		had := make([]uint64, keyChunk/64)
+		for i := range ch {
+			if f := ch[i].flags; f != 0 {
+				had[i/64] |= 1 << (i % 64)
+				if f&slotForgotten == 0 {
+					e.stats.forgottenKeys++
+				}
+			}
+		}
+		for len(e.forgot) < len(e.slots) {
+			e.forgot = append(e.forgot, nil)
+		}
+		e.forgot[c] = had
+		e.slots[c] = nil
+		e.liveChunks--
+		if c == e.forgetFrom {
+			e.forgetFrom++
+		}
+	}
+	if e.forgetFrom >= len(e.slots) || e.liveChunks > e.maxChunks {
+		// Start over next time: chunks skipped as hot, or brought back
+		// by an access, may be cold by then.
+		e.forgetFrom = 0
+	}
 }
 
 // key returns key k's hot state (made hot if it was cold) and marks it
@@ -72,7 +140,7 @@ func (e *engine) key(k int32) *keyState {
 	}
 	s := e.slot(k)
 	if s.hot == 0 {
-		e.warm(s)
+		e.warm(k, s)
 	}
 	ks := e.hot[s.hot-1]
 	if !ks.dirty {
@@ -83,7 +151,7 @@ func (e *engine) key(k int32) *keyState {
 }
 
 // warm gives a cold (or new) key its hot state back from its slot.
-func (e *engine) warm(s *keySlot) {
+func (e *engine) warm(k int32, s *keySlot) {
 	var ks *keyState
 	if n := len(e.hotPool); n > 0 {
 		ks = e.hotPool[n-1]
@@ -95,6 +163,7 @@ func (e *engine) warm(s *keySlot) {
 		e.stats.warmed++
 	}
 	ks.dropped = s.flags&slotDropped != 0
+	ks.forgotten = s.flags&slotForgotten != 0
 	ks.init, ks.hasInit = s.init, s.flags&slotHasInit != 0
 	if s.flags&slotVersion != 0 {
 		t := &txn{spill: s.spill, idx: s.idx, status: history.Committed, begin: s.snapA, snapA: s.snapA,
@@ -103,6 +172,7 @@ func (e *engine) warm(s *keySlot) {
 			snapA: s.snapA, status: history.Committed, hasVersion: true, sureCommit: true,
 			locked: s.flags&slotLocked != 0, list: s.flags&slotList != 0})
 	}
+	e.chunkHot[int(k)/keyChunk]++
 	if n := len(e.hotFree); n > 0 {
 		s.hot = e.hotFree[n-1] + 1
 		e.hotFree = e.hotFree[:n-1]
@@ -131,6 +201,9 @@ func (e *engine) cool(k int32, ks *keyState) bool {
 	if ks.hasInit {
 		c.flags |= slotHasInit
 	}
+	if ks.forgotten {
+		c.flags |= slotForgotten
+	}
 	c.init = ks.init
 	if len(ks.writers) == 1 {
 		w := &ks.writers[0]
@@ -148,6 +221,7 @@ func (e *engine) cool(k int32, ks *keyState) bool {
 		c.acqA, c.relB, c.relA, c.snapA, c.spill = w.acqA, w.relB, w.relA, w.snapA, w.t.spill
 	}
 	s := e.slot(k)
+	e.chunkHot[int(k)/keyChunk]--
 	h := s.hot - 1
 	e.hot[h] = nil
 	e.hotFree = append(e.hotFree, h)
@@ -168,7 +242,7 @@ func (e *engine) cool(k int32, ks *keyState) bool {
 // keyVersions returns the number of versions key k holds (hot or cold)
 // and whether it is cold (for tests and the memory benchmark).
 func (e *engine) keyVersions(k int32) (n int, cold bool) {
-	if int(k)/keyChunk >= len(e.slots) {
+	if c := int(k) / keyChunk; c >= len(e.slots) || e.slots[c] == nil {
 		return 0, false
 	}
 	s := e.slot(k)

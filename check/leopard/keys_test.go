@@ -1,9 +1,11 @@
 package leopard
 
 import (
+	"fmt"
 	"maps"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -156,5 +158,60 @@ func TestSpillRoundTrip(t *testing.T) {
 	}
 	if _, err := decodeTxn([]byte{0x80}); err == nil {
 		t.Error("decoding a truncated record did not fail")
+	}
+}
+
+// TestOnlineForgetsKeysBeyondMaxKeys: with a key bound, the state of old
+// settled keys is discarded in whole chunks, and a later read of such a
+// key is not checked: the verdict is unknown with the reason (whatever
+// the read returned: the evidence to judge it was thrown away), never
+// valid. Reads of keys still retained are checked as before: a stale one
+// is a cr violation, and a stream that never reads a forgotten key is
+// valid.
+func TestOnlineForgetsKeysBeyondMaxKeys(t *testing.T) {
+	const n = 3 * keyChunk
+	cases := []struct {
+		name, read, want string // read: "key value"
+	}{
+		{"forgotten key, its last value", "k0 1", "unknown"},
+		{"forgotten key, a value never written", "k0 77", "unknown"},
+		{"retained key, its last value", fmt.Sprintf("k%d 1", n-1), "valid"},
+		{"retained key, a value never written", fmt.Sprintf("k%d 77", n-1), "invalid"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var specs []spec
+			at := int64(0)
+			for i := 0; i < n; i++ {
+				specs = append(specs, tx(1, at, at+10, fmt.Sprintf("w k%d 1 %d %d", i, at+2, at+3)))
+				at += 20
+			}
+			specs = append(specs, tx(1, at+1000, at+1010, fmt.Sprintf("r %s %d %d", c.read, at+1002, at+1003)))
+			h := build(t, specs...)
+			p, _ := model.LookupProfile("postgres:repeatable-read")
+			on := NewOnline(p, OnlineOptions{Keys: h.Keys, Values: h.Values, Window: true, MaxKeys: keyChunk})
+			for i := 0; i < n; i++ {
+				on.Add(&h.Txns[i])
+			}
+			on.Advance(at + 500)
+			on.Add(&h.Txns[n])
+			st := on.Stats()
+			if st["forgotten_keys"] < keyChunk {
+				t.Fatalf("forgot %d keys, want at least a chunk of %d", st["forgotten_keys"], keyChunk)
+			}
+			if live := on.e.liveChunks; live > 2 {
+				t.Errorf("%d chunks of slots live, want the bound (1) plus the one being written", live)
+			}
+			r := on.Flush()
+			if r.Verdict.String() != c.want {
+				t.Fatalf("verdict %s %v (%s), want %s", r.Verdict, r.AnomalyTypes, r.Reason, c.want)
+			}
+			if c.want == "unknown" && (!strings.Contains(r.Reason, "not checked") || r.Stats["forgotten_reads"] != int64(1)) {
+				t.Errorf("reason %q, forgotten reads %v", r.Reason, r.Stats["forgotten_reads"])
+			}
+			if c.want == "invalid" && !has(r, model.CR) {
+				t.Errorf("want cr, got %v", r.AnomalyTypes)
+			}
+		})
 	}
 }

@@ -489,6 +489,19 @@ func (e *engine) result(cfg Config) *check.Result {
 			r.Verdict = check.Unknown
 		}
 	}
+	if e.stats.forgottenKeys > 0 {
+		r.Stats["forgotten_keys"] = e.stats.forgottenKeys
+	}
+	if n := e.stats.forgottenReads; n > 0 {
+		r.Stats["forgotten_reads"] = n
+		why := fmt.Sprintf("%d reads (the first of key %s) were not checked: the state of %d keys was discarded to stay within the key bound (%d keys; txray watch: half of --memory-limit)",
+			n, e.rep.key(e.stats.forgottenFirst), e.stats.forgottenKeys, e.maxChunks*keyChunk)
+		if r.Verdict == check.Valid {
+			r.Verdict, r.Reason = check.Unknown, why
+		} else {
+			r.Warnings = append(r.Warnings, why)
+		}
+	}
 	if e.stats.lateFloating > 0 {
 		r.Stats["late_untimed_txns"] = e.stats.lateFloating
 		if r.Verdict == check.Invalid {

@@ -56,6 +56,15 @@ type engine struct {
 	hot     []*keyState
 	hotFree []int32
 	hotPool []*keyState
+	// chunkHot counts the hot keys of each chunk of slots; liveChunks the
+	// chunks allocated; maxChunks (0 = no bound) bounds them
+	// (OnlineOptions.MaxKeys, engine.forget), forgetFrom is where the
+	// next search for a chunk to forget starts.
+	chunkHot              []int32
+	liveChunks, maxChunks int
+	forgetFrom            int
+	// forgot: per forgotten chunk, a bit per key that had state.
+	forgot [][]uint64
 	// spill holds collected writers' records for explanations (online).
 	spill   *spillLog
 	clients []*client
@@ -114,6 +123,11 @@ type stats struct {
 	// cooled and warmed count keys moved into their slot and back
 	// (keys.go; online only).
 	cooled, warmed int64
+	// forgottenKeys counts keys whose state was discarded under
+	// OnlineOptions.MaxKeys; forgottenReads the reads of such keys left
+	// unchecked, forgottenFirst the first such key.
+	forgottenKeys, forgottenReads int64
+	forgottenFirst                int32
 }
 
 func newEngine(m mechs, rep *reporter) *engine {

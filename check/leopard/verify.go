@@ -176,6 +176,16 @@ func sameList(a, b *history.Op) bool {
 // must return the value of a candidate.
 func (e *engine) verifyRead(t *txn, i, key, val int32, sb, sa int64) {
 	ks := e.key(key)
+	if ks.forgotten {
+		// The key's versions were discarded (engine.forget): the read
+		// cannot be checked.
+		if e.stats.forgottenReads == 0 {
+			e.stats.forgottenFirst = key
+		}
+		e.stats.forgottenReads++
+		e.stats.uncheckedOps++
+		return
+	}
 	e.stats.readsChecked++
 	var match *writer
 	matches, cands := 0, 0
@@ -642,6 +652,9 @@ func (e *engine) gc(w int64) {
 	}
 	clear(e.dirtyKeys[len(keep):])
 	e.dirtyKeys = keep
+	if e.maxChunks > 0 && e.liveChunks > e.maxChunks {
+		e.forget()
+	}
 }
 
 // retire moves the record of collected transaction t, whose versions may
