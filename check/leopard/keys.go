@@ -57,6 +57,7 @@ const (
 	slotDropped                     // keyState.dropped
 	slotHasInit                     // keyState.hasInit
 	slotForgotten                   // keyState.forgotten
+	slotEarlier                     // writer.earlier, in engine.earlier
 )
 
 // KeySlotBytes is what the online verifier keeps per settled key (the
@@ -108,6 +109,9 @@ func (e *engine) forget() {
 		had := make([]uint64, keyChunk/64)
 		for i := range ch {
 			if f := ch[i].flags; f != 0 {
+				if f&slotEarlier != 0 {
+					delete(e.earlier, int32(c*keyChunk+i))
+				}
 				had[i/64] |= 1 << (i % 64)
 				if f&slotForgotten == 0 {
 					e.stats.forgottenKeys++
@@ -171,6 +175,11 @@ func (e *engine) warm(k int32, s *keySlot) {
 		ks.writers = append(ks.writers, writer{t: t, val: s.val, op: s.op, acqA: s.acqA, relB: s.relB, relA: s.relA,
 			snapA: s.snapA, status: history.Committed, hasVersion: true, sureCommit: true,
 			locked: s.flags&slotLocked != 0, list: s.flags&slotList != 0})
+		if s.flags&slotEarlier != 0 {
+			ev := e.earlier[k]
+			delete(e.earlier, k)
+			ks.writers[0].earlier = &ev
+		}
 	}
 	e.chunkHot[int(k)/keyChunk]++
 	if n := len(e.hotFree); n > 0 {
@@ -187,8 +196,9 @@ func (e *engine) warm(k int32, s *keySlot) {
 // cool moves settled key k (not dirty, no reads kept) into its slot when
 // its state fits: online only (offline nothing is spilled), at most one
 // version, committed, written by a transaction whose record is spilled,
-// without earlier appends of the same transaction, and no record of
-// collected list appends (keyState.gone). It reports whether it did; a
+// and no record of collected list appends (keyState.gone). The writer's
+// earlier values of the key (a transaction that wrote it more than once)
+// go to engine.earlier. It reports whether it did; a
 // key that does not fit stays hot (and keeps exactly its versions).
 func (e *engine) cool(k int32, ks *keyState) bool {
 	if !e.compact || e.noCool || len(ks.reads) > 0 || ks.gone != nil || len(ks.writers) > 1 {
@@ -207,8 +217,17 @@ func (e *engine) cool(k int32, ks *keyState) bool {
 	c.init = ks.init
 	if len(ks.writers) == 1 {
 		w := &ks.writers[0]
-		if !w.sureCommit || !w.hasVersion || w.status != history.Committed || w.earlier != nil || !w.t.gc || w.t.spill == 0 {
+		if !w.sureCommit || !w.hasVersion || w.status != history.Committed || !w.t.gc || w.t.spill == 0 {
 			return false
+		}
+		if w.earlier != nil {
+			// Rare (a transaction that wrote the key more than once):
+			// its earlier values go to a side table.
+			if e.earlier == nil {
+				e.earlier = map[int32][]int32{}
+			}
+			e.earlier[k] = *w.earlier
+			c.flags |= slotEarlier
 		}
 		c.flags |= slotVersion
 		if w.locked {

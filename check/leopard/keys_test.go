@@ -64,6 +64,7 @@ func TestOnlineColdKeysMatchOffline(t *testing.T) {
 		{sim.SnapshotIsolation, sim.FaultLostCommit, "postgres:repeatable-read"},
 	}
 	var cooled, warmed, invalid int64
+	earlier := 0 // cold keys whose writer wrote them more than once
 	for _, c := range cases {
 		for _, wl := range []string{sim.RWRegister, sim.ListAppend} {
 			for seed := uint64(1); seed <= 3; seed++ {
@@ -86,6 +87,7 @@ func TestOnlineColdKeysMatchOffline(t *testing.T) {
 						on.Add(&h.Txns[i])
 					}
 					st := on.Stats()
+					earlier += len(on.e.earlier)
 					cooled += st["cooled_keys"]
 					warmed += st["warmed_keys"]
 					res[i] = on.Flush()
@@ -109,9 +111,9 @@ func TestOnlineColdKeysMatchOffline(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("keys cooled %d times, warmed %d times; %d invalid histories", cooled, warmed, invalid)
-	if cooled == 0 || warmed == 0 || invalid == 0 {
-		t.Fatalf("the cold path was not exercised: cooled %d, warmed %d, invalid %d", cooled, warmed, invalid)
+	t.Logf("keys cooled %d times, warmed %d times; %d cold keys with earlier values; %d invalid histories", cooled, warmed, earlier, invalid)
+	if cooled == 0 || warmed == 0 || invalid == 0 || earlier == 0 {
+		t.Fatalf("the cold path was not exercised: cooled %d, warmed %d, with earlier values %d, invalid %d", cooled, warmed, earlier, invalid)
 	}
 }
 

@@ -65,6 +65,8 @@ type engine struct {
 	forgetFrom            int
 	// forgot: per forgotten chunk, a bit per key that had state.
 	forgot [][]uint64
+	// earlier holds the writer.earlier values of cold keys (slotEarlier).
+	earlier map[int32][]int32
 	// spill holds collected writers' records for explanations (online).
 	spill   *spillLog
 	clients []*client

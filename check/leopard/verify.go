@@ -1,6 +1,8 @@
 package leopard
 
 import (
+	"slices"
+
 	"github.com/txray/txray/graph"
 	"github.com/txray/txray/history"
 )
@@ -365,7 +367,10 @@ func (e *engine) end(t *txn) {
 			status: t.status, hasVersion: t.status != history.Aborted, sureCommit: t.status == history.Committed, locked: we.locked,
 			list: int(we.op) < len(t.ref.Ops) && t.ref.Ops[we.op].Kind == history.Append}
 		if len(we.earlier) > 0 {
-			w.earlier = &we.earlier
+			// A copy: a pointer to we.earlier would keep t's whole
+			// write set alive as long as the version stays.
+			ev := slices.Clip(we.earlier)
+			w.earlier = &ev
 		}
 		for ix := range ks.writers {
 			x := &ks.writers[ix]
