@@ -67,6 +67,7 @@ package aion
 
 import (
 	"fmt"
+	"math/bits"
 	"slices"
 	"strings"
 	"sync"
@@ -162,13 +163,15 @@ type Checker struct {
 	// Keys and Strs intern keys and string values. Readers intern through
 	// methods that lock nmu, so a Reader may decode in another goroutine
 	// while the checker runs; direct use is for single-goroutine callers.
-	Keys   *history.Interner
-	Strs   *history.Interner
-	nmu    sync.RWMutex
-	keys   keyStates
-	vp     vpool
-	active []int32         // keys Tick must visit (fActive)
-	last   map[string]*Txn // last transaction per session
+	Keys *history.Interner
+	Strs *history.Interner
+	nmu  sync.RWMutex
+	keys keyStates
+	vp   vpool
+	// activeBits: the keys Tick must visit (fActive), nactive of them
+	activeBits []uint64
+	nactive    int
+	last       map[string]*Txn // last transaction per session
 	// reads: pending external reads in arrival order (see state.go)
 	reads readQ
 	// kinds: classification of failing pending reads, by read number,
@@ -203,6 +206,7 @@ type Checker struct {
 	// lastAccess index of the big transaction accT
 	accT    *Txn
 	accPrev []int32
+	sink    uint8 // see prefetch
 	// unkW: (key, value) written by unknown-outcome transactions without
 	// timestamps; a failing read of one is undecided, not a violation.
 	unkW        map[unkRef]struct{}
@@ -308,7 +312,11 @@ func (c *Checker) resize(ks *keyState, cl uint8) {
 func (c *Checker) activate(k int32, ks *keyState) {
 	if ks.flags&fActive == 0 {
 		ks.flags |= fActive
-		c.active = append(c.active, k)
+		for int(k>>6) >= len(c.activeBits) {
+			c.activeBits = append(c.activeBits, 0)
+		}
+		c.activeBits[k>>6] |= 1 << (k & 63)
+		c.nactive++
 	}
 }
 
@@ -457,6 +465,7 @@ func (c *Checker) Add(t *Txn) error {
 			c.last[t.Session] = t
 		}
 	}
+	c.prefetch(t)
 	snap := c.snap(t)
 	if c.maxSnap.Less(snap) || !c.maxSnap.Set {
 		c.maxSnap = snap
@@ -541,6 +550,29 @@ func (c *Checker) Add(t *Txn) error {
 		c.install(t, o, w, tx)
 	}
 	return nil
+}
+
+// prefetch loads the key lines of t's ops, then the version slots its
+// writes will append to, each in a tight loop of independent loads: the
+// processor overlaps their cache misses, which Add's per-op work (one
+// dependent miss after another) cannot (docs/benchmarks.md, issue 17
+// item 4). It changes nothing.
+func (c *Checker) prefetch(t *Txn) {
+	var x uint8
+	n := int32(c.keys.n)
+	for j := range t.Ops {
+		if k := t.Ops[j].Key; k >= 0 && k < n {
+			x += c.keys.get(k).flags
+		}
+	}
+	for j := range t.Ops {
+		if o := &t.Ops[j]; o.Kind == history.Write && o.Key >= 0 && o.Key < n {
+			if ks := c.keys.get(o.Key); ks.vcls != 0 && int(ks.nv) < clsSize(ks.vcls) {
+				x += c.vp.slot(ks.vcls, ks.voff)[ks.nv].vK
+			}
+		}
+	}
+	c.sink += x
 }
 
 // lastAccess returns the index of the last op of t before op j that
@@ -723,68 +755,89 @@ func (c *Checker) tick(before time.Time) {
 	// its cost stays proportional to the work whatever the tick rate, and
 	// what it discards grows by at most that work in between.
 	c.ticks++
-	if 2*c.work < int64(len(c.active)) && c.ticks-c.swept < sweepEvery {
+	if 2*c.work < int64(c.nactive) && c.ticks-c.swept < sweepEvery {
 		return
 	}
 	c.work, c.swept = 0, c.ticks
 	// Only active keys can have anything to discard: a key with at most one
 	// version (already naming a ghost) and no pending reads keeps that
 	// version, the last one visible at any snapshot from its commit on.
-	na := 0
-	for _, k := range c.active {
-		ks := c.keys.get(k)
-		// keep the last version visible at w and everything after it
-		x := c.at(ks, w)
-		if x > 0 && ks.nfail > 0 {
-			// classify failing reads while the versions that may explain
-			// them are still here
-			for rn := ks.rhead - 1; rn >= q.head; {
-				r := q.get(rn)
-				if r.fail && !r.final {
-					if _, ok := c.kinds[rn]; !ok {
-						c.kinds[rn] = c.classify(ks, r)
-					}
+	// Active keys are visited in key order (their lines are consecutive),
+	// in groups whose first versions are loaded first (see prefetch).
+	var group [32]int32
+	for wi, word := range c.activeBits {
+		for word != 0 {
+			ng := 0
+			for word != 0 && ng < len(group) {
+				b := bits.TrailingZeros64(word)
+				word &^= 1 << b
+				group[ng] = int32(wi<<6 | b)
+				ng++
+			}
+			var sink uint8
+			for _, k := range group[:ng] {
+				if ks := c.keys.get(k); ks.vcls != 0 {
+					sink += c.vp.slot(ks.vcls, ks.voff)[0].vK
 				}
-				rn = r.prev - 1
 			}
-		}
-		if x > 0 {
-			vs := c.vers(ks)
-			for i := range vs[:x] {
-				c.unref(vs[i].w, vs[i].ghost)
+			c.sink += sink
+			for _, k := range group[:ng] {
+				c.sweepKey(k, w)
 			}
-			m := copy(vs, vs[x:])
-			ks.nv = uint32(m)
-			ks.flags |= fGced
-			cold := c.keys.getCold(k)
-			cold.gcP, cold.gcL = vs[0].ctsP, vs[0].ctsL
-		}
-		if x > 0 || (x == 0 && ks.flags&fV0Ghost == 0) {
-			// the version visible at the watermark: its writer is only
-			// named in explanations from now on (see writer)
-			c.toGhost(&c.vers(ks)[0])
-			ks.flags |= fV0Ghost
-		}
-		if ks.nv > 1 || c.hasReads(ks) || (ks.nv == 1 && ks.flags&fV0Ghost == 0) {
-			if ks.vcls > 2 && int(ks.nv) < clsSize(ks.vcls)/4 {
-				c.resize(ks, clsFor(2*int(ks.nv)))
-			}
-			c.active[na] = k
-			na++
-			continue
-		}
-		ks.flags &^= fActive
-		ks.rhead = 0
-		if cl := clsFor(int(ks.nv)); ks.nv == 0 {
-			c.resize(ks, 0)
-		} else if cl != ks.vcls {
-			c.resize(ks, cl)
 		}
 	}
-	clear(c.active[na:])
-	c.active = c.active[:na]
-	if cap(c.active) > 1024 && na < cap(c.active)/4 {
-		c.active = slices.Clone(c.active)
+}
+
+// sweepKey discards key k's state below the watermark w (see tick).
+func (c *Checker) sweepKey(k int32, w history.Timestamp) {
+	q := &c.reads
+	ks := c.keys.get(k)
+	// keep the last version visible at w and everything after it
+	x := c.at(ks, w)
+	if x > 0 && ks.nfail > 0 {
+		// classify failing reads while the versions that may explain
+		// them are still here
+		for rn := ks.rhead - 1; rn >= q.head; {
+			r := q.get(rn)
+			if r.fail && !r.final {
+				if _, ok := c.kinds[rn]; !ok {
+					c.kinds[rn] = c.classify(ks, r)
+				}
+			}
+			rn = r.prev - 1
+		}
+	}
+	if x > 0 {
+		vs := c.vers(ks)
+		for i := range vs[:x] {
+			c.unref(vs[i].w, vs[i].ghost)
+		}
+		m := copy(vs, vs[x:])
+		ks.nv = uint32(m)
+		ks.flags |= fGced
+		cold := c.keys.getCold(k)
+		cold.gcP, cold.gcL = vs[0].ctsP, vs[0].ctsL
+	}
+	if x > 0 || (x == 0 && ks.flags&fV0Ghost == 0) {
+		// the version visible at the watermark: its writer is only
+		// named in explanations from now on (see writer)
+		c.toGhost(&c.vers(ks)[0])
+		ks.flags |= fV0Ghost
+	}
+	if ks.nv > 1 || c.hasReads(ks) || (ks.nv == 1 && ks.flags&fV0Ghost == 0) {
+		if ks.vcls > 2 && int(ks.nv) < clsSize(ks.vcls)/4 {
+			c.resize(ks, clsFor(2*int(ks.nv)))
+		}
+		return
+	}
+	ks.flags &^= fActive
+	c.activeBits[k>>6] &^= 1 << (k & 63)
+	c.nactive--
+	ks.rhead = 0
+	if cl := clsFor(int(ks.nv)); ks.nv == 0 {
+		c.resize(ks, 0)
+	} else if cl != ks.vcls {
+		c.resize(ks, cl)
 	}
 }
 

@@ -1,6 +1,10 @@
 package aion
 
-import "github.com/txray/txray/history"
+import (
+	"math/bits"
+
+	"github.com/txray/txray/history"
+)
 
 // The checker's per-key state is pointer-free and dense, so that checking
 // one op costs as few cache misses as possible and the garbage collector
@@ -85,8 +89,10 @@ type vpool struct {
 }
 
 type vclass struct {
-	size  int // versions per slot
-	per   int // slots per page
+	size  int // versions per slot (a power of two)
+	per   int // slots per page (a power of two)
+	perSh uint8
+	szSh  uint8
 	pages [][]version
 	n     uint32 // slots handed out (slot 0 is never used)
 	free  []uint32
@@ -117,7 +123,9 @@ func clsFor(n int) uint8 {
 func (p *vpool) class(c uint8) *vclass {
 	for int(c) >= len(p.cls) {
 		s := clsSize(uint8(len(p.cls)))
-		p.cls = append(p.cls, vclass{size: s, per: max(1, vpage/s), n: 1})
+		per := max(1, vpage/s)
+		p.cls = append(p.cls, vclass{size: s, per: per, perSh: uint8(bits.TrailingZeros(uint(per))),
+			szSh: uint8(bits.TrailingZeros(uint(s))), n: 1})
 	}
 	return &p.cls[c]
 }
@@ -148,8 +156,8 @@ func (p *vpool) release(c uint8, s uint32) {
 // slot returns slot s of class c (its full capacity).
 func (p *vpool) slot(c uint8, s uint32) []version {
 	k := &p.cls[c]
-	pg := k.pages[int(s)/k.per]
-	o := (int(s) % k.per) * k.size
+	pg := k.pages[s>>k.perSh]
+	o := int(s&uint32(k.per-1)) << k.szSh
 	return pg[o : o+k.size : o+k.size]
 }
 
