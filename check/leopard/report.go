@@ -81,7 +81,7 @@ func (r *reporter) name(t *txn) string {
 	return s
 }
 
-func (r *reporter) opString(o *history.Op) string {
+func (r *reporter) opString(t *history.Txn, o *history.Op) string {
 	switch o.Kind {
 	case history.Read:
 		s := "r " + r.key(o.Key) + " "
@@ -89,16 +89,17 @@ func (r *reporter) opString(o *history.Op) string {
 			if o.ListUnknown {
 				return s + "nil"
 			}
-			parts := make([]string, len(o.List))
-			for i, v := range o.List {
+			l := t.ListOf(o)
+			parts := make([]string, len(l))
+			for i, v := range l {
 				parts[i] = r.val(v)
 			}
 			return s + "[" + strings.Join(parts, " ") + "]"
 		}
 		return s + r.val(o.Value)
 	case history.PredRead:
-		if o.Pred != nil {
-			return "rp " + o.Pred.Table + " where " + o.Pred.Where
+		if p := t.PredOf(o); p != nil {
+			return "rp " + p.Table + " where " + p.Where
 		}
 		return "rp"
 	}
@@ -113,7 +114,7 @@ func (r *reporter) txnString(t *txn) string {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString(r.opString(&t.ref.Ops[i]))
+		b.WriteString(r.opString(t.ref, &t.ref.Ops[i]))
 	}
 	b.WriteString("]")
 	if t.status != history.Committed {
@@ -132,7 +133,7 @@ func iv(b, a int64) string {
 // opAt renders op i of t with its interval.
 func (r *reporter) opAt(t *txn, i int32) string {
 	b, a := opBounds(t.ref, int(i))
-	return r.name(t) + "'s " + r.opString(&t.ref.Ops[i]) + " during " + iv(b, a)
+	return r.name(t) + "'s " + r.opString(t.ref, &t.ref.Ops[i]) + " during " + iv(b, a)
 }
 
 func (r *reporter) endAt(t *txn) string {
@@ -208,7 +209,7 @@ func (r *reporter) cr(e *engine, ks *keyState, t *txn, i, key, val int32, sb, sa
 	}
 	var b strings.Builder
 	b.WriteString(r.opAt(t, i))
-	if o := &t.ref.Ops[i]; o.Kind == history.PredRead && o.Pred != nil && val == history.NoValue && !predReturned(o.Pred, key) {
+	if o := &t.ref.Ops[i]; o.Kind == history.PredRead && t.ref.PredOf(o) != nil && val == history.NoValue && !predReturned(t.ref.PredOf(o), key) {
 		b.WriteString(" did not return the row of " + r.key(key) + ", which its predicate's region covers (record identified from the predicate), so it read no row of " + r.key(key) + ". ")
 	} else {
 		b.WriteString(" returned " + r.key(key) + " = " + r.val(val) + ". ")
