@@ -768,7 +768,7 @@ func (r *recorder) add(raw *rawTxn) error {
 		raw.ev.GTID = ""
 	}
 	for i := range raw.ops {
-		convertOp(h, &raw.ops[i], &t.Ops[i])
+		convertOp(h, &raw.ops[i], &t, i)
 	}
 	r.chainVersions(raw.status, raw.ops, t.Ops)
 	p := h.Add(t)
@@ -802,11 +802,13 @@ func (r *recorder) add(raw *rawTxn) error {
 // History.Ignored.
 func (r *recorder) forgetReads(t *history.Txn) {
 	ops := t.Ops[:0]
-	for _, o := range t.Ops {
+	var times []history.OpTime
+	for j, o := range t.Ops {
 		switch o.Kind {
 		case history.Read:
 			if o.IsList {
-				o.ListUnknown, o.List = true, nil
+				o.SetListSpan(0, 0)
+				o.ListUnknown = true
 			} else {
 				o.Value = history.NoValue
 			}
@@ -814,9 +816,15 @@ func (r *recorder) forgetReads(t *history.Txn) {
 			r.h.Ignore("predicate read in a transaction with unknown outcome (result not trusted)", 1)
 			continue
 		}
+		if j < len(t.OpTimes) {
+			times = append(times, t.OpTimes[j])
+		}
 		ops = append(ops, o)
 	}
-	t.Ops = ops
+	t.Ops, t.Lists, t.Preds = ops, nil, nil
+	if t.OpTimes != nil {
+		t.OpTimes = times
+	}
 }
 
 // writes reports whether ops include a write that may have reached the
@@ -830,7 +838,8 @@ func writes(ops []workload.Op) bool {
 	return false
 }
 
-func convertOp(h *history.History, o *workload.Op, d *history.Op) {
+func convertOp(h *history.History, o *workload.Op, t *history.Txn, j int) {
+	d := &t.Ops[j]
 	d.Kind = o.Kind
 	if o.KeyS != "" {
 		d.Key = h.Keys.Str(o.KeyS)
@@ -839,7 +848,7 @@ func convertOp(h *history.History, o *workload.Op, d *history.Op) {
 	}
 	d.Value = history.NoValue
 	if o.Done {
-		d.HasTime, d.Invoke, d.Complete = true, o.Invoke, o.Complete
+		t.SetOpTime(j, o.Invoke, o.Complete)
 	}
 	switch o.Kind {
 	case history.Read:
@@ -849,16 +858,17 @@ func convertOp(h *history.History, o *workload.Op, d *history.Op) {
 				d.ListUnknown = true
 				break
 			}
-			d.List = make([]int32, len(o.List))
-			for i, v := range o.List {
-				d.List[i] = h.Values.Int(v)
+			off := len(t.Lists)
+			for _, v := range o.List {
+				t.Lists = append(t.Lists, h.Values.Int(v))
 			}
+			d.SetListSpan(off, len(o.List))
 		} else if o.Done && o.HasValue {
 			d.Value = h.Values.Int(o.Value)
 		}
 	case history.PredRead:
 		if o.Pred != nil {
-			p := &history.Predicate{Table: o.Pred.Table, Where: o.Pred.Where}
+			p := history.Predicate{Table: o.Pred.Table, Where: o.Pred.Where}
 			for _, row := range o.Pred.Rows {
 				r := history.Row{Value: history.NoValue}
 				if row.KeyS != "" {
@@ -871,7 +881,7 @@ func convertOp(h *history.History, o *workload.Op, d *history.Op) {
 				}
 				p.Result = append(p.Result, r)
 			}
-			d.Pred = p
+			t.SetPred(d, p)
 		}
 	default:
 		if o.HasValue {

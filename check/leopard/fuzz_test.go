@@ -19,8 +19,10 @@ func TestPredicateRowStale(t *testing.T) {
 		tx(2, 30, 40, "r y nil 31 32"),
 	)
 	x, _ := h.Keys.LookupStr("x")
-	h.Txns[1].Ops = append(h.Txns[1].Ops, history.Op{Kind: history.PredRead, HasTime: true, Invoke: 33, Complete: 34,
-		Pred: &history.Predicate{Table: "t", Where: "v >= 0", Result: []history.Row{{Key: x, Value: history.NoValue}}}})
+	t1 := &h.Txns[1]
+	t1.Ops = append(t1.Ops, history.Op{Kind: history.PredRead})
+	t1.SetPred(&t1.Ops[len(t1.Ops)-1], history.Predicate{Table: "t", Where: "v >= 0", Result: []history.Row{{Key: x, Value: history.NoValue}}})
+	t1.SetOpTime(len(t1.Ops)-1, 33, 34)
 	r := run(t, h, "postgres:read-committed")
 	if r.Verdict != check.Invalid || !has(r, model.CR) {
 		t.Fatalf("want cr, got %s %v", r.Verdict, r.AnomalyTypes)
@@ -53,17 +55,21 @@ func FuzzCheck(f *testing.F) {
 			tx.Invoke = now + next() - 20
 			n := int(next() % 6)
 			for i := 0; i < n; i++ {
-				o := history.Op{Kind: history.Kind(next() % 5), Key: int32(next() % 4), Value: int32(next()%6) - 1, HasTime: next()%5 != 0}
-				o.Invoke = now + next() - 30
-				o.Complete = o.Invoke + next() - 10
+				o := history.Op{Kind: history.Kind(next() % 5), Key: int32(next() % 4), Value: int32(next()%6) - 1}
+				hasTime := next()%5 != 0
+				inv := now + next() - 30
+				com := inv + next() - 10
 				if o.Kind == history.Read && next()%3 == 0 {
-					o.IsList, o.List = true, []int32{int32(next() % 5)}
+					tx.SetList(&o, []int32{int32(next() % 5)})
 				}
 				if o.Kind == history.PredRead {
-					o.Pred = &history.Predicate{Result: []history.Row{{Key: int32(next() % 4), Value: int32(next()%6) - 1}}}
+					tx.SetPred(&o, history.Predicate{Result: []history.Row{{Key: int32(next() % 4), Value: int32(next()%6) - 1}}})
 				}
 				now += next() % 16
 				tx.Ops = append(tx.Ops, o)
+				if hasTime {
+					tx.SetOpTime(len(tx.Ops)-1, inv, com)
+				}
 			}
 			tx.Complete = now + next() - 5
 			now += next() % 8

@@ -122,20 +122,28 @@ func TestOnlineColdKeysMatchOffline(t *testing.T) {
 // empty and absent ones, predicate reads with and without version sets,
 // extreme timestamps).
 func TestSpillRoundTrip(t *testing.T) {
-	txns := []history.Txn{
-		{Index: 7, Session: 2, Seq: 3, Status: history.Committed, HasTime: true, Invoke: 100, Complete: 90, ID: "c2-3",
-			Ops: []history.Op{
-				{Kind: history.Write, Key: 1, Value: 5, HasTime: true, Invoke: 101, Complete: 102},
-				{Kind: history.Read, Key: 1, IsList: true, List: []int32{1, -2, 3}, Invoke: -1 << 63, Complete: 1<<63 - 1},
-				{Kind: history.Read, Key: 2, IsList: true, List: []int32{}},
-				{Kind: history.Read, Key: 3, IsList: true, ListUnknown: true, Value: history.NoValue},
-				{Kind: history.PredRead, HasTime: true, Pred: &history.Predicate{Table: "t", Where: "k > 3",
-					Result: []history.Row{{Key: 4, Value: 9}}, VersionSet: []history.Row{}, HasVersionSet: true}},
-				{Kind: history.PredRead, Pred: &history.Predicate{Table: "", Where: "x"}},
-				{Kind: history.Append, Key: 2, Value: 1 << 30},
-			}},
-		{Index: 0, Session: -1, Status: history.Unknown, Ops: []history.Op{}},
-	}
+	// Built with the setters in the order decodeTxn applies them (per op:
+	// time, list, predicate), so the side slices line up for DeepEqual.
+	t0 := history.Txn{Index: 7, Session: 2, Seq: 3, Status: history.Committed, HasTime: true, Invoke: 100, Complete: 90, ID: "c2-3",
+		Ops: []history.Op{
+			{Kind: history.Write, Key: 1, Value: 5},
+			{Kind: history.Read, Key: 1},
+			{Kind: history.Read, Key: 2},
+			{Kind: history.Read, Key: 3, ListUnknown: true, Value: history.NoValue},
+			{Kind: history.PredRead},
+			{Kind: history.PredRead},
+			{Kind: history.Append, Key: 2, Value: 1 << 30},
+		}}
+	t0.SetOpTime(0, 101, 102)
+	t0.SetOpTime(1, -1<<63, 1<<63-1)
+	t0.SetList(&t0.Ops[1], []int32{1, -2, 3})
+	t0.SetList(&t0.Ops[2], []int32{})
+	t0.SetList(&t0.Ops[3], nil)
+	t0.SetOpTime(4, 0, 0)
+	t0.SetPred(&t0.Ops[4], history.Predicate{Table: "t", Where: "k > 3",
+		Result: []history.Row{{Key: 4, Value: 9}}, VersionSet: []history.Row{}, HasVersionSet: true})
+	t0.SetPred(&t0.Ops[5], history.Predicate{Table: "", Where: "x"})
+	txns := []history.Txn{t0, {Index: 0, Session: -1, Status: history.Unknown, Ops: []history.Op{}}}
 	var s spillLog
 	defer s.close()
 	var offs []int64

@@ -172,9 +172,8 @@ func (e *engine) newClient() int32 {
 // neighbouring known bounds within the transaction (conservative: a wider
 // interval never creates a violation).
 func opBounds(t *history.Txn, i int) (b, a int64) {
-	o := &t.Ops[i]
-	if o.HasTime {
-		b, a = o.Invoke, o.Complete
+	if inv, com, ok := t.OpTime(i); ok {
+		b, a = inv, com
 		if a < b {
 			b, a = a, b
 		}
@@ -182,14 +181,14 @@ func opBounds(t *history.Txn, i int) (b, a int64) {
 	}
 	b, a = t.Invoke, t.Complete
 	for j := i - 1; j >= 0; j-- {
-		if t.Ops[j].HasTime {
-			b = max(b, t.Ops[j].Invoke)
+		if inv, _, ok := t.OpTime(j); ok {
+			b = max(b, inv)
 			break
 		}
 	}
 	for j := i + 1; j < len(t.Ops); j++ {
-		if t.Ops[j].HasTime {
-			a = min(a, t.Ops[j].Complete)
+		if _, com, ok := t.OpTime(j); ok {
+			a = min(a, com)
 			break
 		}
 	}

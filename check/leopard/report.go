@@ -105,7 +105,7 @@ func (r *reporter) name(t *txn) string {
 	return s
 }
 
-func (r *reporter) opString(o *history.Op) string {
+func (r *reporter) opString(t *history.Txn, o *history.Op) string {
 	switch o.Kind {
 	case history.Read:
 		s := "r " + r.key(o.Key) + " "
@@ -113,16 +113,17 @@ func (r *reporter) opString(o *history.Op) string {
 			if o.ListUnknown {
 				return s + "nil"
 			}
-			parts := make([]string, len(o.List))
-			for i, v := range o.List {
+			l := t.ListOf(o)
+			parts := make([]string, len(l))
+			for i, v := range l {
 				parts[i] = r.val(v)
 			}
 			return s + "[" + strings.Join(parts, " ") + "]"
 		}
 		return s + r.val(o.Value)
 	case history.PredRead:
-		if o.Pred != nil {
-			return "rp " + o.Pred.Table + " where " + o.Pred.Where
+		if p := t.PredOf(o); p != nil {
+			return "rp " + p.Table + " where " + p.Where
 		}
 		return "rp"
 	}
@@ -133,12 +134,12 @@ func (r *reporter) txnString(t *txn) string {
 	var b strings.Builder
 	b.WriteString(r.name(t))
 	b.WriteString(" [")
-	ops := r.ref(t).Ops
-	for i := range ops {
+	ref := r.ref(t)
+	for i := range ref.Ops {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString(r.opString(&ops[i]))
+		b.WriteString(r.opString(ref, &ref.Ops[i]))
 	}
 	b.WriteString("]")
 	if t.status != history.Committed {
@@ -163,7 +164,7 @@ func (r *reporter) opAt(t *txn, i int32) string {
 		return r.name(t) + "'s op " + strconv.Itoa(int(i))
 	}
 	b, a := opBounds(ref, int(i))
-	return r.name(t) + "'s " + r.opString(&ref.Ops[i]) + " during " + iv(b, a)
+	return r.name(t) + "'s " + r.opString(ref, &ref.Ops[i]) + " during " + iv(b, a)
 }
 
 func (r *reporter) endAt(t *txn) string {
@@ -239,7 +240,7 @@ func (r *reporter) cr(e *engine, ks *keyState, t *txn, i, key, val int32, sb, sa
 	}
 	var b strings.Builder
 	b.WriteString(r.opAt(t, i))
-	if o := &r.ref(t).Ops[i]; o.Kind == history.PredRead && o.Pred != nil && val == history.NoValue && !predReturned(o.Pred, key) {
+	if ref := r.ref(t); int(i) < len(ref.Ops) && ref.Ops[i].Kind == history.PredRead && ref.PredOf(&ref.Ops[i]) != nil && val == history.NoValue && !predReturned(ref.PredOf(&ref.Ops[i]), key) {
 		b.WriteString(" did not return the row of " + r.key(key) + ", which its predicate's region covers (record identified from the predicate), so it read no row of " + r.key(key) + ". ")
 	} else {
 		b.WriteString(" returned " + r.key(key) + " = " + r.val(val) + ". ")
@@ -550,11 +551,11 @@ func (r *reporter) absentOwn(e *engine, t *txn, i, k int32, w *writeEnt) {
 // absentCols renders the columns of version v of k that op i's clause
 // uses.
 func (r *reporter) absentCols(e *engine, t *txn, i, k, v int32) string {
-	o := &t.ref.Ops[i]
-	if o.Pred == nil {
+	p := t.ref.PredOf(&t.ref.Ops[i])
+	if p == nil {
 		return ""
 	}
-	return e.regionIdx().schema.Compile(o.Pred.Table, o.Pred.Where).Describe(k, v)
+	return e.regionIdx().schema.Compile(p.Table, p.Where).Describe(k, v)
 }
 
 // crAbsent: a predicate read on a declared table did not return a row of

@@ -135,18 +135,21 @@ func encodeTxn(b []byte, t *history.Txn) []byte {
 	b = binary.AppendUvarint(b, uint64(len(t.Ops)))
 	for i := range t.Ops {
 		o := &t.Ops[i]
-		b = append(b, byte(o.Kind), bit(o.IsList, 1)|bit(o.ListUnknown, 2)|bit(o.HasTime, 4)|bit(o.List != nil, 8)|bit(o.Pred != nil, 16))
+		p := t.PredOf(o)
+		b = append(b, byte(o.Kind), bit(o.IsList, 1)|bit(o.ListUnknown, 2)|bit(o.HasTime, 4)|bit(o.IsList, 8)|bit(p != nil, 16))
 		b = binary.AppendVarint(b, int64(o.Key))
 		b = binary.AppendVarint(b, int64(o.Value))
-		b = binary.AppendVarint(b, o.Invoke-t.Invoke)
-		b = binary.AppendVarint(b, o.Complete-o.Invoke)
-		if o.List != nil {
-			b = binary.AppendUvarint(b, uint64(len(o.List)))
-			for _, x := range o.List {
+		inv, com, _ := t.OpTime(i)
+		b = binary.AppendVarint(b, inv-t.Invoke)
+		b = binary.AppendVarint(b, com-inv)
+		if o.IsList {
+			l := t.ListOf(o)
+			b = binary.AppendUvarint(b, uint64(len(l)))
+			for _, x := range l {
 				b = binary.AppendVarint(b, int64(x))
 			}
 		}
-		if p := o.Pred; p != nil {
+		if p != nil {
 			b = appendString(b, p.Table)
 			b = appendString(b, p.Where)
 			b = appendRows(b, p.Result)
@@ -276,20 +279,24 @@ func decodeTxn(p []byte) (*history.Txn, error) {
 		o.IsList, o.ListUnknown, o.HasTime = f&1 != 0, f&2 != 0, f&4 != 0
 		o.Key = int32(r.varint())
 		o.Value = int32(r.varint())
-		o.Invoke = t.Invoke + r.varint()
-		o.Complete = o.Invoke + r.varint()
+		inv := t.Invoke + r.varint()
+		com := inv + r.varint()
+		if o.HasTime {
+			t.SetOpTime(i, inv, com)
+		}
 		if f&8 != 0 {
-			o.List = make([]int32, r.count())
-			for j := range o.List {
-				o.List[j] = int32(r.varint())
+			l := make([]int32, r.count())
+			for j := range l {
+				l[j] = int32(r.varint())
 			}
+			t.SetList(o, l)
 		}
 		if f&16 != 0 {
-			p := &history.Predicate{Table: r.str(), Where: r.str()}
+			p := history.Predicate{Table: r.str(), Where: r.str()}
 			p.Result = r.rows()
 			p.VersionSet = r.rows()
 			p.HasVersionSet = r.byte()&1 != 0
-			o.Pred = p
+			t.SetPred(o, p)
 		}
 	}
 	if r.err != nil {

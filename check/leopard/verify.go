@@ -11,15 +11,16 @@ import (
 // register value, or for a list read the last element (the version is the
 // one whose writer appended it; NoValue = empty list = initial). ok is false
 // for ops this checker cannot match (unknown list reads).
-func readValue(o *history.Op) (int32, bool) {
+func readValue(t *history.Txn, o *history.Op) (int32, bool) {
 	if o.IsList {
 		if o.ListUnknown {
 			return 0, false
 		}
-		if len(o.List) == 0 {
+		l := t.ListOf(o)
+		if len(l) == 0 {
 			return history.NoValue, true
 		}
-		return o.List[len(o.List)-1], true
+		return l[len(l)-1], true
 	}
 	return o.Value, true
 }
@@ -30,7 +31,7 @@ func (e *engine) op(t *txn, i int32) {
 	switch o.Kind {
 	case history.Read:
 		e.stats.reads++
-		v, ok := readValue(o)
+		v, ok := readValue(t.ref, o)
 		if ok && !o.IsList && v == history.NoValue && t.status == history.Unknown {
 			// Jepsen :info convention: a nil read result in a transaction
 			// whose outcome the client never learnt is unknown, not a read
@@ -49,13 +50,14 @@ func (e *engine) op(t *txn, i int32) {
 		// under the statement's snapshot (counted as one read each, so
 		// reads and reads_checked count the same unit).
 		e.stats.predReads++
-		if o.Pred == nil || !o.HasTime {
+		pr := t.ref.PredOf(o)
+		if pr == nil || !o.HasTime {
 			e.stats.reads++
 			e.stats.uncheckedOps++
 			return
 		}
-		e.stats.reads += int64(len(o.Pred.Result))
-		for _, row := range o.Pred.Result {
+		e.stats.reads += int64(len(pr.Result))
+		for _, row := range pr.Result {
 			if row.Key >= 0 {
 				e.read(t, i, row.Key, row.Value)
 			}
@@ -63,7 +65,7 @@ func (e *engine) op(t *txn, i int32) {
 		// The rows it did not return, where the predicate identifies
 		// its records (region.go); conservatively nothing otherwise.
 		if e.m.reads {
-			if e.predRegion(t, i, o.Pred) {
+			if e.predRegion(t, i, pr) {
 				e.stats.regions++
 			} else {
 				e.stats.regionsUndecided++
@@ -148,7 +150,7 @@ func (e *engine) repeatRead(t *txn, i, k, v int32) bool {
 		if p.key != k {
 			continue
 		}
-		if p.val != v || !sameList(&t.ref.Ops[p.op], &t.ref.Ops[i]) {
+		if p.val != v || !sameList(t.ref, &t.ref.Ops[p.op], &t.ref.Ops[i]) {
 			e.stats.readsChecked++
 			e.rep.repeat(e, t, p.op, i, k, p.val, v)
 			return false
@@ -162,19 +164,11 @@ func (e *engine) repeatRead(t *txn, i, k, v int32) bool {
 // sameList reports whether two ops that are both list reads returned the
 // same list (true when either is not a list read: their values were
 // compared).
-func sameList(a, b *history.Op) bool {
+func sameList(t *history.Txn, a, b *history.Op) bool {
 	if a.Kind != history.Read || b.Kind != history.Read || !a.IsList || !b.IsList || a.ListUnknown || b.ListUnknown {
 		return true
 	}
-	if len(a.List) != len(b.List) {
-		return false
-	}
-	for i := range a.List {
-		if a.List[i] != b.List[i] {
-			return false
-		}
-	}
-	return true
+	return slices.Equal(t.ListOf(a), t.ListOf(b))
 }
 
 // verifyRead is consistent-read verification (Leopard §IV-A): the read's
@@ -262,8 +256,9 @@ func (e *engine) verifyRead(t *txn, i, key, val int32, sb, sa int64) {
 	if val == absentRead {
 		return // names no one version: no certifier edges
 	}
-	if o := &t.ref.Ops[i]; o.Kind == history.Read && o.IsList && o.Key == key && len(o.List) > 1 && !e.m.initUnknown {
-		e.verifyPrefix(ks, t, i, key, o.List[:len(o.List)-1], sa)
+	if o := &t.ref.Ops[i]; o.Kind == history.Read && o.IsList && o.Key == key && o.ListLen() > 1 && !e.m.initUnknown {
+		l := t.ref.ListOf(o)
+		e.verifyPrefix(ks, t, i, key, l[:len(l)-1], sa)
 	}
 	if !e.m.sc || matches != 1 || ambiguous(ks, t, match, initMatch, val) {
 		return
@@ -785,17 +780,14 @@ func writes(t *history.Txn) bool {
 func compactTxn(t *history.Txn) *history.Txn {
 	c := &history.Txn{ID: t.ID, Index: t.Index, Session: t.Session, Seq: t.Seq, Status: t.Status, HasTime: t.HasTime,
 		Invoke: t.Invoke, Complete: t.Complete}
-	c.Ops = make([]history.Op, len(t.Ops))
-	copy(c.Ops, t.Ops)
-	for i := range c.Ops {
-		o := &c.Ops[i]
-		if o.List != nil {
-			o.List = append([]int32(nil), o.List...)
-		}
-		if o.Pred != nil {
-			p := *o.Pred
+	c.Ops = slices.Clone(t.Ops)
+	c.Lists = slices.Clone(t.Lists)
+	c.OpTimes = slices.Clone(t.OpTimes)
+	if t.Preds != nil {
+		c.Preds = make([]history.Predicate, len(t.Preds))
+		for i, p := range t.Preds {
 			p.Result = append([]history.Row(nil), p.Result...)
-			o.Pred = &p
+			c.Preds[i] = p
 		}
 	}
 	return c
