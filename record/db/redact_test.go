@@ -220,13 +220,19 @@ func FuzzRedact(f *testing.F) {
 		if pw == "" || strings.ContainsAny(pw, "*") {
 			return // the mask itself is made of '*'
 		}
+		if strings.Contains(host, "@") {
+			// The address's own '@' then ends the userinfo later than the
+			// test's: its password is pw plus part of host ("0@" for host
+			// "@"), which is what must not show.
+			return
+		}
 		forms := func(pw string) []string {
 			fs := []string{
 				"postgres://" + url.UserPassword(user, pw).String() + "@" + host + "/db",
 				"oracle://" + url.UserPassword(user, pw).String() + "@" + host + "/db",
 				"postgres://" + url.PathEscape(user) + "@" + host + "/db?password=" + url.QueryEscape(pw),
 			}
-			if !strings.ContainsAny(user, ":@/") && !strings.ContainsAny(host, "@") {
+			if !strings.ContainsAny(user, ":@/") {
 				fs = append(fs, user+":"+pw+"@tcp("+host+")/test")
 			}
 			if !strings.ContainsAny(pw, " \t\n\r\v\f'\"&;\\") {
