@@ -760,7 +760,7 @@ func (r *recorder) forgetReads(t *history.Txn) {
 // database.
 func writes(ops []workload.Op) bool {
 	for i := range ops {
-		if k := ops[i].Kind; k == history.Write || k == history.Append || k == history.Increment {
+		if k := ops[i].Kind; k == history.Write || k == history.Delete || k == history.Append || k == history.Increment {
 			return true
 		}
 	}

@@ -44,10 +44,12 @@ type writeRef struct {
 	txn, op int32
 }
 
-// keyVers is a key's version order with each version's writer.
+// keyVers is a key's version order with each version's writer, and which
+// versions are deleted (nil when none is).
 type keyVers struct {
 	vals    []int32
 	writers []int32
+	dead    []bool
 }
 
 // deps holds everything the checker derived from the history and its
@@ -62,8 +64,10 @@ type deps struct {
 	reasons []string
 	// writes: (key, value) -> write ops of that value to that key.
 	writes map[uint64][]writeRef
-	vers   map[int32]*keyVers
-	pos    map[uint64]int32 // (key, value) -> position in its key's order
+	// dead: (key, value) of every Delete op's tombstone (nil: no deletes).
+	dead map[uint64]struct{}
+	vers map[int32]*keyVers
+	pos  map[uint64]int32 // (key, value) -> position in its key's order
 	// committed: the transaction installed its writes (committed, or
 	// unknown with its writes in the version order).
 	committed []bool
@@ -135,9 +139,15 @@ func build(h *history.History, opts check.Options) *deps {
 		t := &h.Txns[i]
 		for j := range t.Ops {
 			o := &t.Ops[j]
-			if o.Kind == history.Write && o.Value != history.NoValue {
+			if o.Kind.IsWrite() && o.Value != history.NoValue {
 				k := pack(o.Key, o.Value)
 				d.writes[k] = append(d.writes[k], writeRef{int32(i), int32(j)})
+				if o.Kind == history.Delete {
+					if d.dead == nil {
+						d.dead = map[uint64]struct{}{}
+					}
+					d.dead[k] = struct{}{}
+				}
 			}
 		}
 		d.committed[i] = t.Status == history.Committed
@@ -157,11 +167,11 @@ func build(h *history.History, opts check.Options) *deps {
 	return d
 }
 
-// final reports whether op j of t is t's last write of its key.
+// final reports whether op j of t is t's last write (or delete) of its key.
 func final(t *history.Txn, j int) bool {
 	k := t.Ops[j].Key
 	for x := j + 1; x < len(t.Ops); x++ {
-		if t.Ops[x].Kind == history.Write && t.Ops[x].Key == k {
+		if t.Ops[x].Kind.IsWrite() && t.Ops[x].Key == k {
 			return false
 		}
 	}
@@ -206,6 +216,12 @@ func (d *deps) certificate() {
 				kv.writers[p] = ws[0].txn
 				d.committed[ws[0].txn] = true
 			}
+			if d.isDead(k, v) {
+				if kv.dead == nil {
+					kv.dead = make([]bool, len(ord))
+				}
+				kv.dead[p] = true
+			}
 		}
 	}
 	for i := range h.Txns {
@@ -215,11 +231,11 @@ func (d *deps) certificate() {
 		}
 		for j := range t.Ops {
 			o := &t.Ops[j]
-			if o.Kind != history.Write || o.Value == history.NoValue || !final(t, j) {
+			if !o.Kind.IsWrite() || o.Value == history.NoValue || !final(t, j) {
 				continue
 			}
 			if _, ok := d.pos[pack(o.Key, o.Value)]; !ok {
-				d.reason("committed %s's write of %s to key %s is not in the version order", h.TxnName(int32(i)), h.ValueName(o.Value), h.KeyName(o.Key))
+				d.reason("committed %s's %s of %s to key %s is not in the version order", h.TxnName(int32(i)), writeWord(o.Kind), h.ValueName(o.Value), h.KeyName(o.Key))
 			}
 		}
 	}
@@ -233,6 +249,31 @@ func (d *deps) certificate() {
 	}
 	slices.SortFunc(d.intKeys, func(a, b intKey) int { return cmpI(a.k, b.k) })
 	slices.Sort(d.strKeys)
+}
+
+// isDead reports whether (k, v) is a deleted version (a Delete's tombstone).
+func (d *deps) isDead(k, v int32) bool {
+	if d.dead == nil || v == history.NoValue {
+		return false
+	}
+	_, ok := d.dead[pack(k, v)]
+	return ok
+}
+
+func writeWord(k history.Kind) string {
+	if k == history.Delete {
+		return "delete (deleted version)"
+	}
+	return "write"
+}
+
+// versionName renders version v of k for explanations: "nil" for the
+// unborn version, "5 (deleted)" for a tombstone.
+func (d *deps) versionName(k, v int32) string {
+	if d.isDead(k, v) {
+		return d.h.ValueName(v) + " (deleted)"
+	}
+	return d.h.ValueName(v)
 }
 
 func cmpI(a, b int64) int {
@@ -283,15 +324,16 @@ func (d *deps) classifyRead(t int32, j int, k, v int32, what string) (int32, boo
 	tx := &h.Txns[t]
 	// The transaction's own earlier write of k.
 	own := history.NoValue
-	hasOwn := false
+	hasOwn, ownDel := false, false
 	for x := 0; x < j; x++ {
 		o := &tx.Ops[x]
-		if o.Kind == history.Write && o.Key == k {
-			own, hasOwn = o.Value, true
+		if o.Kind.IsWrite() && o.Key == k {
+			own, hasOwn, ownDel = o.Value, true, o.Kind == history.Delete
 		}
 	}
 	if hasOwn {
-		if v != own {
+		// after its own delete, the transaction sees the row absent
+		if v != own && !(ownDel && v == history.NoValue) {
 			d.anomaly(model.Internal, []int32{t}, k, fmt.Sprintf("%s %s %s of key %s = %s, but it wrote %s to %s earlier: a transaction must see its own last write",
 				h.TxnName(t), what, opRef(j), h.KeyName(k), h.ValueName(v), h.ValueName(own), h.KeyName(k)))
 		}
@@ -370,6 +412,15 @@ func (d *deps) itemRead(t int32, j int, k, v int32, what string) {
 	if !ok {
 		return
 	}
+	if p < 0 && d.dead != nil {
+		if kv := d.vers[k]; kv != nil && kv.dead != nil {
+			// nil: the initial version or one of the deleted ones
+			d.stats.ambiguous++
+			d.reason("%s %s %s of key %s = nil, which has deleted versions: which absent version it read (initial or deleted) is not given",
+				d.h.TxnName(t), what, opRef(j), d.h.KeyName(k))
+			return
+		}
+	}
 	if p >= 0 {
 		kv := d.vers[k]
 		d.add(kv.writers[p], t, kWR, int32(j), k, v, v, history.NoValue)
@@ -402,12 +453,18 @@ func Scalar(s history.Scalar) sqlpred.Value { return sqlpred.ScalarValue(s) }
 // columns (k, v), or a declared table's key, row and value columns); the
 // unborn row (NoValue) and a deleted version match nothing.
 func (d *deps) matches(c *compiled, k, v int32) (bool, error) {
+	if v == history.NoValue || d.deleted(k, v) {
+		return false, nil
+	}
 	return c.tp.Matches(k, v)
 }
 
-// deleted reports whether version v of k is a deleted row (a row image
-// with Deleted: a tombstone write).
+// deleted reports whether version v of k is a deleted row: a Delete op's
+// tombstone, or a write whose row image says deleted (row schemas).
 func (d *deps) deleted(k, v int32) bool {
+	if d.isDead(k, v) {
+		return true
+	}
 	if d.h.RowImages == nil {
 		return false
 	}
@@ -465,7 +522,10 @@ func (d *deps) predRead(t int32, j int, p *history.Predicate) {
 		if c.err != nil || r.Value == history.NoValue {
 			continue
 		}
-		if m, err := d.matches(c, r.Key, r.Value); err != nil {
+		if d.isDead(r.Key, r.Value) {
+			d.anomaly(model.ResultSetMismatch, []int32{t}, r.Key, fmt.Sprintf("%s's %s returned row (k=%s, v=%s), a deleted version, which no predicate matches",
+				h.TxnName(t), where, h.KeyName(r.Key), h.ValueName(r.Value)))
+		} else if m, err := d.matches(c, r.Key, r.Value); err != nil {
 			d.stats.predErrors++
 			d.reason("%s's %s cannot be evaluated on row (%s, %s): %v", h.TxnName(t), where, h.KeyName(r.Key), h.ValueName(r.Value), err)
 		} else if !m {
@@ -504,7 +564,7 @@ func (d *deps) predRead(t int32, j int, p *history.Predicate) {
 					h.TxnName(t), where, d.rowText(c, r.Key, r.Value)))
 			case ret && rv != r.Value:
 				d.anomaly(model.ResultSetMismatch, []int32{t}, r.Key, fmt.Sprintf("%s's %s returned row (k=%s, v=%s), but the version it evaluated is v=%s",
-					h.TxnName(t), where, h.KeyName(r.Key), h.ValueName(rv), h.ValueName(r.Value)))
+					h.TxnName(t), where, h.KeyName(r.Key), h.ValueName(rv), d.versionName(r.Key, r.Value)))
 			}
 		}
 		for k, v := range returned {
@@ -517,7 +577,7 @@ func (d *deps) predRead(t int32, j int, p *history.Predicate) {
 	tx := &h.Txns[t]
 	ownBefore := func(k int32) bool {
 		for x := 0; x < j; x++ {
-			if tx.Ops[x].Kind == history.Write && tx.Ops[x].Key == k {
+			if tx.Ops[x].Kind.IsWrite() && tx.Ops[x].Key == k {
 				return true
 			}
 		}
@@ -535,22 +595,23 @@ func (d *deps) predRead(t int32, j int, p *history.Predicate) {
 			mbuf = make([]bool, n)
 		}
 		m := mbuf[:n]
-		liveKnown, live := false, false
+		live := -1 // keyOnly: the first live version, whose match all live ones share
 		for q, v := range kv.vals {
-			if c.keyOnly && liveKnown && !d.deleted(k, v) {
-				m[q] = live // key columns only: every live version matches alike
+			if (kv.dead != nil && kv.dead[q]) || d.deleted(k, v) {
+				m[q] = false // a deleted version matches nothing
+				continue
+			}
+			if c.keyOnly && live >= 0 {
+				m[q] = m[live] // v is not used: every live version matches alike
 				continue
 			}
 			ok, err := d.matches(c, k, v)
-			if c.keyOnly && err == nil && !d.deleted(k, v) {
-				liveKnown, live = true, ok
-			}
 			if err != nil {
 				d.stats.predErrors++
 				d.reason("%s's %s cannot be evaluated on row (%s, %s): %v", h.TxnName(t), where, h.KeyName(k), h.ValueName(v), err)
 				return
 			}
-			m[q] = ok
+			m[q], live = ok, q
 		}
 		at := func(q int) bool { return q >= 0 && m[q] }
 		changes := func(q int) bool { return at(q) != at(q-1) }

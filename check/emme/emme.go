@@ -24,6 +24,16 @@
 // the cycles (and the cycle types the stages below decide) are the same.
 // The rows a predicate read returned are also item reads of those rows.
 //
+// Deletes (history.Delete) install deleted versions: they have a place in
+// the version order like any write (ww edges, rw from readers of the
+// version before), match no predicate (so a delete changes the matches of
+// a predicate that matched the version before it: a predicate-rw target
+// for a read that saw the row, a predicate-wr source for one that
+// evaluated the deleted version), and are absent to item reads. An item
+// read of nil on a key with deleted versions does not say which absent
+// version (initial or which deleted one) it read: a reason for unknown,
+// unless the read names the tombstone.
+//
 // Version sets come from history.Predicate.VersionSet when the source
 // recorded one (the recorder, from PostgreSQL snapshots). Otherwise they
 // are inferred from the rows returned: a returned row's version is the one

@@ -29,6 +29,12 @@
 // those of chronos' commit-order replay (package check/internal/serial);
 // enne adds predicate reads, floating transactions and its explanations.
 //
+// Deletes (history.Delete) install a deleted version: an item read must
+// then return nil (or name the tombstone), and the row matches no
+// predicate; a returned row at a deleted version is a result-set
+// mismatch. A floating transaction's nil read of a key with deleted
+// versions does not bound its place to one interval: a reason for unknown.
+//
 // Read-only transactions often leave no trace in a commit log (MariaDB
 // assigns GTIDs to writers only): a committed transaction without the
 // ordering timestamp and without writes is "floating". Under two-phase

@@ -387,7 +387,7 @@ func (d *decoder) op(ol *opLine, o *history.Op, line, i int) error {
 	field := fmt.Sprintf("ops[%d]", i)
 	k, ok := history.ParseKind(ol.F)
 	if !ok {
-		return d.err(line, field+".f", "unsupported micro-op %q (want r, w, append, rp or inc)", ol.F)
+		return d.err(line, field+".f", "unsupported micro-op %q (want r, w, append, rp, inc or d)", ol.F)
 	}
 	o.Kind = k
 	o.Value = history.NoValue

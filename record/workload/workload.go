@@ -143,6 +143,15 @@ type Config struct {
 	// derives from snapshots and uses them where it cannot derive one.
 	// It costs a second connection per client and four statements per read.
 	ShadowVersionSets bool
+	// Deletes (predicate workload; txray run --deletes) makes an eighth of
+	// the writes range DELETEs, recorded as deletes (history.Delete). Off
+	// by default: a range read without a version set (MariaDB, SQLite, and
+	// PostgreSQL's predicate updates and deletes at read committed) cannot
+	// say whether a row it did not return was unborn or deleted once a key
+	// was deleted and re-inserted, so emme's verdict on such runs is often
+	// unknown; with PostgreSQL at repeatable read or serializable every
+	// read has a version set, and enne needs none.
+	Deletes bool
 }
 
 // Spec is a planned micro-op: kind and key; write values are drawn at
