@@ -607,19 +607,26 @@ func TestExplainGolden(t *testing.T) {
 	x, y := h.Keys.Str("x"), h.Keys.Str("y")
 	v1, v2, v3 := h.Values.Int(1), h.Values.Int(2), h.Values.Int(3)
 	s0, s1 := h.Sessions.Str("c0"), h.Sessions.Str("c1")
-	h.Add(history.Txn{Session: s0, Seq: 0, ID: "a", HasTime: true, Invoke: 10, Complete: 20,
-		Ops: []history.Op{{Kind: history.Append, Key: x, Value: v1}, {Kind: history.Read, IsList: true, Key: y, List: []int32{}}}})
-	h.Add(history.Txn{Session: s1, Seq: 0, ID: "b", HasTime: true, Invoke: 15, Complete: 30,
-		Ops: []history.Op{{Kind: history.Append, Key: y, Value: v2}, {Kind: history.Read, IsList: true, Key: x, List: []int32{v1}}}})
-	h.Add(history.Txn{Session: s0, Seq: 1, ID: "c", HasTime: true, Invoke: 40, Complete: 50,
-		Ops: []history.Op{{Kind: history.Read, IsList: true, Key: x, List: []int32{}}, {Kind: history.Append, Key: x, Value: v3}}})
+	// add adds t after making op j a list read of l (j < 0: none).
+	add := func(t history.Txn, j int, l ...int32) {
+		if j >= 0 {
+			t.SetList(&t.Ops[j], l)
+		}
+		h.Add(t)
+	}
+	add(history.Txn{Session: s0, Seq: 0, ID: "a", HasTime: true, Invoke: 10, Complete: 20,
+		Ops: []history.Op{{Kind: history.Append, Key: x, Value: v1}, {Kind: history.Read, Key: y}}}, 1)
+	add(history.Txn{Session: s1, Seq: 0, ID: "b", HasTime: true, Invoke: 15, Complete: 30,
+		Ops: []history.Op{{Kind: history.Append, Key: y, Value: v2}, {Kind: history.Read, Key: x}}}, 1, v1)
+	add(history.Txn{Session: s0, Seq: 1, ID: "c", HasTime: true, Invoke: 40, Complete: 50,
+		Ops: []history.Op{{Kind: history.Read, Key: x}, {Kind: history.Append, Key: x, Value: v3}}}, 0)
 	// A second component: T4 (e) completed before T3 (d) began, yet T3's
 	// write is visible to T4: G1c-realtime.
 	z, v4 := h.Keys.Str("z"), h.Values.Int(4)
 	h.Add(history.Txn{Session: s1, Seq: 1, ID: "d", HasTime: true, Invoke: 80, Complete: 90,
 		Ops: []history.Op{{Kind: history.Append, Key: z, Value: v4}}})
-	h.Add(history.Txn{Session: -1, ID: "e", HasTime: true, Invoke: 60, Complete: 70,
-		Ops: []history.Op{{Kind: history.Read, IsList: true, Key: z, List: []int32{v4}}}})
+	add(history.Txn{Session: -1, ID: "e", HasTime: true, Invoke: 60, Complete: 70,
+		Ops: []history.Op{{Kind: history.Read, Key: z}}}, 0, v4)
 	b := NewBuilder(5)
 	b.Add(3, 4, WR, Why{Key: z, V1: v4, V2: -1, Op1: 0, Op2: 0})
 	b.Add(0, 1, RW, Why{Key: y, V1: -1, V2: v2, Op1: 1, Op2: 0})

@@ -127,8 +127,9 @@ func (r *recorder) certify() error {
 		r.warn(fmt.Sprintf("version sets: %v; none derived", err))
 		filled = 0
 		for _, ps := range r.snaps {
-			if p := h.Txns[ps.txn].Ops; int(ps.op) < len(p) && p[ps.op].Pred != nil {
-				p[ps.op].Pred.VersionSet, p[ps.op].Pred.HasVersionSet = nil, false
+			if t := &h.Txns[ps.txn]; int(ps.op) < len(t.Ops) && t.PredOf(&t.Ops[ps.op]) != nil {
+				p := t.PredOf(&t.Ops[ps.op])
+				p.VersionSet, p.HasVersionSet = nil, false
 			}
 		}
 		h.Evidence.VersionSets = false
@@ -155,8 +156,8 @@ func (r *recorder) certify() error {
 	}
 	for _, ps := range r.snaps {
 		t := &h.Txns[ps.txn]
-		if int(ps.op) < len(t.Ops) && t.Ops[ps.op].Pred != nil && t.Ops[ps.op].Pred.HasVersionSet {
-			if err := r.w.WriteVersionSet(h, t, int(ps.op), t.Ops[ps.op].Pred.VersionSet); err != nil {
+		if int(ps.op) < len(t.Ops) && t.PredOf(&t.Ops[ps.op]) != nil && t.PredOf(&t.Ops[ps.op]).HasVersionSet {
+			if err := r.w.WriteVersionSet(h, t, int(ps.op), t.PredOf(&t.Ops[ps.op]).VersionSet); err != nil {
 				return err
 			}
 		}
@@ -469,7 +470,7 @@ func (r *recorder) versionSetsFromSnapshots(h *history.History) (filled, skipped
 	tableOf := map[int32]int{}
 	for _, ps := range r.snaps {
 		t := &h.Txns[ps.txn]
-		if t.Status != history.Committed || int(ps.op) >= len(t.Ops) || t.Ops[ps.op].Kind != history.PredRead || t.Ops[ps.op].Pred == nil {
+		if t.Status != history.Committed || int(ps.op) >= len(t.Ops) || t.Ops[ps.op].Kind != history.PredRead || t.PredOf(&t.Ops[ps.op]) == nil {
 			continue
 		}
 		var own map[int32]int32 // nil (no allocation) for reads before any write
@@ -486,7 +487,7 @@ func (r *recorder) versionSetsFromSnapshots(h *history.History) (filled, skipped
 			shadow = withOwn(ps.shadow, own)
 		}
 		use := func(vs []history.Row) {
-			p := t.Ops[ps.op].Pred
+			p := t.PredOf(&t.Ops[ps.op])
 			p.VersionSet, p.HasVersionSet = vs, true
 			filled++
 		}
@@ -512,7 +513,7 @@ func (r *recorder) versionSetsFromSnapshots(h *history.History) (filled, skipped
 		}
 		// A declared table's version set is its own rows (history/schema.go);
 		// an undeclared one's every key.
-		ti := h.TableByName(t.Ops[ps.op].Pred.Table)
+		ti := h.TableByName(t.PredOf(&t.Ops[ps.op]).Table)
 		member := func(k int32) bool {
 			if ti < 0 {
 				return true

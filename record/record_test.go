@@ -123,9 +123,9 @@ func runRecorded(t *testing.T, cfg Config) *Result {
 			t.Fatalf("%s: committed with %d ops, want %d", h.TxnString(int32(i)), len(tx.Ops), cfg.WL.Ops)
 		}
 		for j := range tx.Ops {
-			o := &tx.Ops[j]
-			if tx.Status == history.Committed && (!o.HasTime || o.Invoke < tx.Invoke || o.Complete > tx.Complete || o.Complete < o.Invoke) {
-				t.Fatalf("%s: op %d interval [%d,%d] outside txn [%d,%d]", h.TxnString(int32(i)), j, o.Invoke, o.Complete, tx.Invoke, tx.Complete)
+			inv, com, ok := tx.OpTime(j)
+			if tx.Status == history.Committed && (!ok || inv < tx.Invoke || com > tx.Complete || com < inv) {
+				t.Fatalf("%s: op %d interval [%d,%d] outside txn [%d,%d]", h.TxnString(int32(i)), j, inv, com, tx.Invoke, tx.Complete)
 			}
 		}
 	}
@@ -499,15 +499,17 @@ func TestSQLitePredicateRecordsRangeReads(t *testing.T) {
 	}
 	preds, rows := 0, 0
 	for i := range h.Txns {
-		for _, o := range h.Txns[i].Ops {
+		for j := range h.Txns[i].Ops {
+			o := &h.Txns[i].Ops[j]
 			if o.Kind != history.PredRead {
 				continue
 			}
-			if o.Pred == nil || o.Pred.Table != workload.PredTable || !strings.HasPrefix(o.Pred.Where, "k >= ") {
-				t.Fatalf("%s: bad predicate %+v", h.TxnString(int32(i)), o.Pred)
+			pr := h.Txns[i].PredOf(o)
+			if pr == nil || pr.Table != workload.PredTable || !strings.HasPrefix(pr.Where, "k >= ") {
+				t.Fatalf("%s: bad predicate %+v", h.TxnString(int32(i)), pr)
 			}
 			preds++
-			rows += len(o.Pred.Result)
+			rows += len(pr.Result)
 		}
 	}
 	if preds == 0 || rows == 0 {

@@ -399,8 +399,8 @@ func (d *deps) reads(t int32) {
 			d.stats.itemReads++
 			d.itemRead(t, j, o.Key, o.Value, "read")
 		case history.PredRead:
-			if o.Pred != nil {
-				d.predRead(t, j, o.Pred)
+			if p := tx.PredOf(o); p != nil {
+				d.predRead(t, j, p)
 			}
 		}
 	}

@@ -213,13 +213,14 @@ func (s *Replay) placed(t, x int32) {
 				s.badRead(t, x, j, o.Key, o.Value, e)
 			}
 		case history.PredRead:
-			if !check || o.Pred == nil {
+			pr := tx.PredOf(o)
+			if !check || pr == nil {
 				continue
 			}
 			s.Stats.PredReads++
-			exp, ok := s.expectedRows(t, j, o.Pred, func(k int32) int32 { return s.value(k) })
+			exp, ok := s.expectedRows(t, j, pr, func(k int32) int32 { return s.value(k) })
 			if ok {
-				s.comparePred(t, x, j, o.Pred, exp)
+				s.comparePred(t, x, j, pr, exp)
 			}
 		}
 	}
@@ -583,11 +584,12 @@ func (s *Replay) floating(t int32) {
 				return
 			}
 		case history.PredRead:
-			if o.Pred == nil {
+			pr := tx.PredOf(o)
+			if pr == nil {
 				continue
 			}
 			s.Stats.PredReads++
-			for _, r := range o.Pred.Result {
+			for _, r := range pr.Result {
 				if !narrow(j, r.Key, r.Value, "predicate read's row") {
 					return
 				}
@@ -607,9 +609,9 @@ func (s *Replay) floating(t int32) {
 	// region changes.
 	cands := []int32{lo}
 	for _, j := range preds {
-		p := s.compile(tx.Ops[j].Pred.Table, tx.Ops[j].Pred.Where)
+		p := s.compile(tx.PredOf(&tx.Ops[j]).Table, tx.PredOf(&tx.Ops[j]).Where)
 		if p.err != nil {
-			s.reason("%s's predicate read (op %d) %q cannot be evaluated: %v", h.TxnName(t), j, tx.Ops[j].Pred.Where, p.err)
+			s.reason("%s's predicate read (op %d) %q cannot be evaluated: %v", h.TxnName(t), j, tx.PredOf(&tx.Ops[j]).Where, p.err)
 			return
 		}
 		s.regionKeys(p, func(k int32) bool {
@@ -631,7 +633,7 @@ func (s *Replay) floating(t int32) {
 	for _, x := range cands {
 		okAll := true
 		for _, j := range preds {
-			pr := tx.Ops[j].Pred
+			pr := tx.PredOf(&tx.Ops[j])
 			exp, ok := s.expectedRows(t, j, pr, func(k int32) int32 { return s.at(k, x) })
 			if !ok {
 				return

@@ -347,7 +347,7 @@ func (d *decoder) line(b []byte, line int) error {
 	}
 	t.Ops = make([]history.Op, len(tl.Ops))
 	for i := range tl.Ops {
-		if err := d.op(&tl.Ops[i], &t.Ops[i], line, i); err != nil {
+		if err := d.op(&tl.Ops[i], &t, line, i); err != nil {
 			return err
 		}
 	}
@@ -383,7 +383,8 @@ func (d *decoder) addTxn(t history.Txn) {
 	d.h.Add(t)
 }
 
-func (d *decoder) op(ol *opLine, o *history.Op, line, i int) error {
+func (d *decoder) op(ol *opLine, t *history.Txn, line, i int) error {
+	o := &t.Ops[i]
 	field := fmt.Sprintf("ops[%d]", i)
 	k, ok := history.ParseKind(ol.F)
 	if !ok {
@@ -392,11 +393,11 @@ func (d *decoder) op(ol *opLine, o *history.Op, line, i int) error {
 	o.Kind = k
 	o.Value = history.NoValue
 	if ol.Invoke != nil && ol.Complete != nil {
-		o.HasTime, o.Invoke, o.Complete = true, *ol.Invoke, *ol.Complete
+		t.SetOpTime(i, *ol.Invoke, *ol.Complete)
 		d.anyOT = true
 	}
 	if k == history.PredRead {
-		p := &history.Predicate{Table: ol.Table, Where: ol.Where}
+		p := history.Predicate{Table: ol.Table, Where: ol.Where}
 		for j, raw := range ol.Result {
 			var row []json.RawMessage
 			if err := json.Unmarshal(raw, &row); err != nil || len(row) != 2 {
@@ -420,7 +421,7 @@ func (d *decoder) op(ol *opLine, o *history.Op, line, i int) error {
 			p.VersionSet, p.HasVersionSet = vs, true
 			d.h.Evidence.VersionSets = true
 		}
-		o.Pred = p
+		t.SetPred(o, p)
 		d.h.Evidence.PredicateRead = true
 		return nil
 	}
@@ -447,15 +448,15 @@ func (d *decoder) op(ol *opLine, o *history.Op, line, i int) error {
 		if err := json.Unmarshal(v, &elems); err != nil {
 			return d.err(line, field+".v", "bad list: %v", err)
 		}
-		o.IsList = true
-		o.List = make([]int32, len(elems))
+		off := len(t.Lists)
 		for j, e := range elems {
 			id, err := d.scalar(e, line, fmt.Sprintf("%s.v[%d]", field, j), d.h.Values)
 			if err != nil {
 				return err
 			}
-			o.List[j] = id
+			t.Lists = append(t.Lists, id)
 		}
+		o.SetListSpan(off, len(elems))
 		return nil
 	}
 	id, err := d.scalar(v, line, field+".v", d.h.Values)

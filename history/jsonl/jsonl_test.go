@@ -322,7 +322,7 @@ func sameHistory(t *testing.T, h1, h2 *history.History) {
 			t.Fatalf("txn %d differs: %+v / %+v", i, a, b)
 		}
 		for j := range a.Ops {
-			if a.Ops[j].Key != b.Ops[j].Key || a.Ops[j].Value != b.Ops[j].Value || !slices.Equal(a.Ops[j].List, b.Ops[j].List) {
+			if a.Ops[j].Key != b.Ops[j].Key || a.Ops[j].Value != b.Ops[j].Value || !slices.Equal(a.ListOf(&a.Ops[j]), b.ListOf(&b.Ops[j])) {
 				t.Fatalf("txn %d op %d ids differ: %+v / %+v", i, j, a.Ops[j], b.Ops[j])
 			}
 		}
