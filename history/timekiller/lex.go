@@ -476,6 +476,9 @@ func (l *Lexer) skip(depth int) error {
 		_, err := l.Literal()
 		return err
 	default:
+		if _, ok := l.fastInt(); ok {
+			return nil // a plain integer, read without copying
+		}
 		_, err := l.Number()
 		return err
 	}
