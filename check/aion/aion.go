@@ -648,9 +648,13 @@ func (c *Checker) install(t *Txn, o *Op, w int32, tx int64) {
 			for x := i - 1; x >= 0 && less(t.StartTS.P, t.StartTS.L, vs[x].ctsP, vs[x].ctsL); x-- {
 				c.noConflict(c.writerString(&vs[x]), c.writers[vs[x].w].sts, vs[x].cts(), c.txnString(t), t.StartTS, cts, o.Key, vs[x].cts())
 			}
-			// writers whose interval contains t.cts
-			for x := i; x < n && c.writers[vs[x].w].sts.Less(cts); x++ {
-				c.noConflict(c.txnString(t), t.StartTS, cts, c.writerString(&vs[x]), c.writers[vs[x].w].sts, vs[x].cts(), o.Key, cts)
+			// writers whose interval contains t.cts: every later
+			// version is looked at (a writer committing later may have
+			// started earlier than one committing before it)
+			for x := i; x < n; x++ {
+				if sts := c.writers[vs[x].w].sts; sts.Less(cts) {
+					c.noConflict(c.txnString(t), t.StartTS, cts, c.writerString(&vs[x]), sts, vs[x].cts(), o.Key, cts)
+				}
 			}
 		}
 	}
