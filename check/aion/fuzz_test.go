@@ -130,3 +130,40 @@ func FuzzOnlineAgreesWithChronos(f *testing.F) {
 		}
 	})
 }
+
+// decodeAll decodes b with a fresh checker and describes every
+// transaction (keys by name) and the error that ended decoding.
+func decodeAll(b []byte) string {
+	c := New(Config{})
+	rd := NewBytesReader(b, c, "fuzz")
+	var out strings.Builder
+	for {
+		x, err := rd.Next()
+		if err != nil {
+			fmt.Fprintf(&out, "end: %v (skipped %d)\n", err, rd.Skipped)
+			return out.String()
+		}
+		fmt.Fprintf(&out, "%s %s %v %v %v:", x.ID, x.Session, x.Status, x.StartTS, x.CommitTS)
+		for _, o := range x.Ops {
+			fmt.Fprintf(&out, " %v/%s/%v/%v", o.Kind, c.Keys.String(o.Key), o.V, o.List)
+		}
+		out.WriteString("\n")
+	}
+}
+
+// FuzzFastOp: the reader's fast path for register ops (fastOp) decodes
+// exactly what the general path decodes: the same transactions, ops, keys
+// and values, and the same error (with its line) on bad input.
+func FuzzFastOp(f *testing.F) {
+	f.Add([]byte(`{"id":"a","session":"1","status":"committed","start_ts":1,"commit_ts":2,"ops":[{"f":"w","k":5,"v":7,"invoke":1,"complete":2},{"f":"r","k":5,"v":null},{"f":"r","k":-3,"v":007}]}` + "\n"))
+	f.Add([]byte(`{"id":"a","status":"committed","start_ts":1,"commit_ts":2,"ops":[{"f":"w","k":5,"v":7,"f":"r"},{"f":"r","k":5,"v":nul},{"f":"w","k":1,"v":2,"x":3}]}`))
+	f.Add([]byte(`[{"id":"b","status":"ok","ops":[{"f":"r","k":99999999999999999999,"v":1},{"f":"w","k":1,"v":"s"},{"f":"w","k":1,"v":[1]}]}]`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		fastOpOff = true
+		want := decodeAll(b)
+		fastOpOff = false
+		if got := decodeAll(b); got != want {
+			t.Fatalf("fast path:\n%s\ngeneral path:\n%s", got, want)
+		}
+	})
+}
