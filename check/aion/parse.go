@@ -440,6 +440,12 @@ func fieldName(b []byte) string {
 		return "commit_ts"
 	case "ops":
 		return "ops"
+	case "seq":
+		return "seq"
+	case "invoke":
+		return "invoke"
+	case "complete":
+		return "complete"
 	}
 	return string(b)
 }
