@@ -210,6 +210,7 @@ type Checker struct {
 	late    int64
 	lateNC  int64
 	listOps int64
+	deletes int64 // delete ops: not modelled online (see Result)
 	maxSnap history.Timestamp
 	start   time.Time
 	// work: versions installed and reads inserted since the last sweep
@@ -491,7 +492,11 @@ func (c *Checker) Add(t *Txn) error {
 	for j := range t.Ops {
 		o := &t.Ops[j]
 		if o.List {
-			c.listOps++
+			if o.Kind == history.Delete {
+				c.deletes++
+			} else {
+				c.listOps++
+			}
 			continue
 		}
 		if o.Kind != history.Read {
@@ -1176,6 +1181,23 @@ func (c *Checker) Close() *check.Result {
 		}
 		r.Reason = strings.Join(why, "; ")
 	}
+	if c.deletes > 0 {
+		// Deleted versions are not modelled online: a read of a deleted
+		// row would be judged against the version before the delete. What
+		// was found is kept as warnings, not as anomalies that would make
+		// the verdict invalid.
+		for i, a := range r.Anomalies {
+			if i == 8 {
+				r.Warnings = append(r.Warnings, fmt.Sprintf("... %d more", len(r.Anomalies)-8))
+				break
+			}
+			r.Warnings = append(r.Warnings, "not judged (the history has deletes): "+a.Type+": "+a.Explanation)
+		}
+		r.Anomalies, r.Truncated = nil, nil
+		r.Verdict = check.Unknown
+		r.Reason = fmt.Sprintf("%d delete ops: %s", c.deletes, history.DeletesUnsupported("aion"))
+	}
+	r.Stats["deletes_unchecked"] = c.deletes
 	r.Stats["undecided_unknown_outcome"] = c.undecided
 	r.Stats["commit_order_inconclusive"] = c.coUndecided
 	r.Finish() // verdict, types and ruled-out models from package model
