@@ -816,14 +816,14 @@ func (r *recorder) forgetReads(t *history.Txn) {
 			r.h.Ignore("predicate read in a transaction with unknown outcome (result not trusted)", 1)
 			continue
 		}
-		if j < len(t.OpTimes) {
-			times = append(times, t.OpTimes[j])
+		if t.Ext != nil && j < len(t.Ext.OpTimes) {
+			times = append(times, t.Ext.OpTimes[j])
 		}
 		ops = append(ops, o)
 	}
-	t.Ops, t.Lists, t.Preds = ops, nil, nil
-	if t.OpTimes != nil {
-		t.OpTimes = times
+	t.Ops, t.Lists = ops, nil
+	if t.Ext != nil {
+		t.Ext = &history.TxnExt{OpTimes: times}
 	}
 }
 

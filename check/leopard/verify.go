@@ -782,12 +782,14 @@ func compactTxn(t *history.Txn) *history.Txn {
 		Invoke: t.Invoke, Complete: t.Complete}
 	c.Ops = slices.Clone(t.Ops)
 	c.Lists = slices.Clone(t.Lists)
-	c.OpTimes = slices.Clone(t.OpTimes)
-	if t.Preds != nil {
-		c.Preds = make([]history.Predicate, len(t.Preds))
-		for i, p := range t.Preds {
-			p.Result = append([]history.Row(nil), p.Result...)
-			c.Preds[i] = p
+	if t.Ext != nil {
+		c.Ext = &history.TxnExt{OpTimes: slices.Clone(t.Ext.OpTimes)}
+		if t.Ext.Preds != nil {
+			c.Ext.Preds = make([]history.Predicate, len(t.Ext.Preds))
+			for i, p := range t.Ext.Preds {
+				p.Result = append([]history.Row(nil), p.Result...)
+				c.Ext.Preds[i] = p
+			}
 		}
 	}
 	return c
