@@ -404,7 +404,7 @@ func (d *deps) itemRead(t int32, j int, k, v int32, what string) {
 	if !ok {
 		return
 	}
-	if p < 0 && d.dead != nil {
+	if p < 0 && d.dead != nil && !d.h.Evidence.TombstoneReads {
 		if kv := d.vers[k]; kv != nil && kv.dead != nil {
 			// nil: the initial version or one of the deleted ones
 			d.stats.ambiguous++
