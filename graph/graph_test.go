@@ -402,18 +402,63 @@ func bruteTypesIn(g *Graph, in map[int32]bool) map[[2]int]bool {
 	found := map[[2]int]bool{}
 	var path []int32
 	onPath := make([]bool, n)
-	var rels func(i int, es []Edge)
-	rels = func(i int, es []Edge) {
-		if i == len(path) {
+	// rels classifies every choice of one edge per consecutive pair of the
+	// path. Enumerating the choices is exponential in the path length (5^6
+	// per cycle on a dense 6-node graph made a fuzz worker time out), so
+	// partial choices are merged when they agree on everything classify
+	// reads: the first and last relation, which relations occur, the rw
+	// count (capped at 2) and whether two rw edges were adjacent. One
+	// representative edge list per summary is classified by classify itself.
+	type summary struct {
+		first, last      Rel
+		ww, wr, proc, rt bool
+		rw               int8
+		adj              bool
+	}
+	step := func(s summary, e Edge, first bool) summary {
+		r := lowRel(e.Rel)
+		if first {
+			s.first = r
+		} else if r == RW && s.last == RW {
+			s.adj = true
+		}
+		s.last = r
+		switch r {
+		case WW:
+			s.ww = true
+		case WR:
+			s.wr = true
+		case RW:
+			if s.rw < 2 {
+				s.rw++
+			}
+		case Process:
+			s.proc = true
+		case Realtime:
+			s.rt = true
+		}
+		return s
+	}
+	rels := func() {
+		frontier := map[summary][]Edge{{}: nil}
+		for i := range path {
+			a, c := path[i], path[(i+1)%len(path)]
+			next := map[summary][]Edge{}
+			for s, es := range frontier {
+				for _, r := range []Rel{WW, WR, RW, Process, Realtime} {
+					if e, ok := g.Edge(a, c, r); ok {
+						s2 := step(s, e, i == 0)
+						if _, seen := next[s2]; !seen {
+							next[s2] = append(append([]Edge(nil), es...), e)
+						}
+					}
+				}
+			}
+			frontier = next
+		}
+		for _, es := range frontier {
 			if b, v, ok := classify(es); ok {
 				found[[2]int{b, v}] = true
-			}
-			return
-		}
-		a, c := path[i], path[(i+1)%len(path)]
-		for _, r := range []Rel{WW, WR, RW, Process, Realtime} {
-			if e, ok := g.Edge(a, c, r); ok {
-				rels(i+1, append(es, e))
 			}
 		}
 	}
@@ -424,7 +469,7 @@ func bruteTypesIn(g *Graph, in map[int32]bool) map[[2]int]bool {
 				continue
 			}
 			if w == start && len(path) >= 2 {
-				rels(0, nil)
+				rels()
 				continue
 			}
 			if w <= start || onPath[w] || (in != nil && !in[w]) {

@@ -72,9 +72,20 @@ const (
 	PredRead
 	// Increment adds Value to a counter (recorded, not yet checked).
 	Increment
+	// Delete installs a deleted version of Key (SQL DELETE of the row):
+	// a tombstone, named by Value, a value id unique among the key's
+	// versions like a written value (the recorder takes a fresh one), so
+	// that a version order (History.VersionOrder) can place it and a
+	// version set (Predicate.VersionSet) can name it. A deleted version
+	// matches no predicate, and an item read observes it as absent: a
+	// register Read of NoValue, or of the tombstone's Value where the
+	// source knows which deleted version was read (white-box evidence).
+	// For ordering, intermediate writes and "a transaction's last write
+	// of a key" a Delete counts as a write of Key (IsWrite).
+	Delete
 )
 
-var kindNames = [...]string{"r", "w", "append", "rp", "inc"}
+var kindNames = [...]string{"r", "w", "append", "rp", "inc", "d"}
 
 func (k Kind) String() string {
 	if int(k) < len(kindNames) {
@@ -83,7 +94,7 @@ func (k Kind) String() string {
 	return "kind(" + strconv.Itoa(int(k)) + ")"
 }
 
-// ParseKind parses a micro-op name: r, w, append (a), rp, inc.
+// ParseKind parses a micro-op name: r, w, append (a), rp, inc, d (delete).
 func ParseKind(s string) (Kind, bool) {
 	switch s {
 	case "r", "read":
@@ -96,8 +107,34 @@ func ParseKind(s string) (Kind, bool) {
 		return PredRead, true
 	case "inc", "increment":
 		return Increment, true
+	case "d", "delete":
+		return Delete, true
 	}
 	return 0, false
+}
+
+// IsWrite reports whether k installs a register version of its key:
+// Write or Delete.
+func (k Kind) IsWrite() bool { return k == Write || k == Delete }
+
+// HasDeletes reports whether some op of h is a Delete (checkers that do not
+// model deleted versions return an unknown verdict on such a history
+// rather than mistake a delete for a write or drop it).
+func (h *History) HasDeletes() bool {
+	for i := range h.Txns {
+		for j := range h.Txns[i].Ops {
+			if h.Txns[i].Ops[j].Kind == Delete {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// DeletesUnsupported is the reason text of an unknown verdict from a
+// checker that does not model deleted versions.
+func DeletesUnsupported(checker string) string {
+	return checker + " does not model deleted versions (the history has delete ops): use emme or enne, which do"
 }
 
 // NoValue is the value id meaning "nil": an unknown read result (in an
@@ -233,6 +270,9 @@ type Header struct {
 	Workload string            `json:"workload,omitempty"`
 	Clock    string            `json:"clock,omitempty"`
 	Extra    map[string]string `json:"extra,omitempty"`
+	// Tables declares the tables whose WHERE clauses use columns beyond
+	// (k, v): key patterns and row columns (schema.go).
+	Tables []Table `json:"tables,omitempty"`
 }
 
 // History is a decoded transaction history.
@@ -246,6 +286,10 @@ type History struct {
 	// VersionOrder, when non-nil, gives per key id the committed version
 	// order as value ids (oldest first), recovered from the database.
 	VersionOrder map[int32][]int32
+	// RowImages, when non-nil, gives the row image (column values, or
+	// deleted) of versions of declared tables' rows, keyed by
+	// PackKV(key, value) (schema.go).
+	RowImages map[uint64]*RowImage
 	// Ignored counts input records that are not client transactions and
 	// were deliberately skipped, by reason (e.g. "nemesis op": 12). Nothing
 	// is dropped without a count here.
@@ -329,6 +373,8 @@ func (h *History) OpString(o *Op) string {
 			return "rp " + o.Pred.Table + " where " + o.Pred.Where
 		}
 		return "rp"
+	case Delete:
+		return "delete " + h.KeyName(o.Key) + " " + h.ValueName(o.Value)
 	}
 	return o.Kind.String() + " " + h.KeyName(o.Key) + " " + h.ValueName(o.Value)
 }

@@ -76,7 +76,7 @@ func versionOrderFromCommits(h *history.History) bool {
 		}
 		for j := len(t.Ops) - 1; j >= 0; j-- {
 			o := &t.Ops[j]
-			if o.Kind != history.Write || o.Value == history.NoValue {
+			if !o.Kind.IsWrite() || o.Value == history.NoValue {
 				continue
 			}
 			if !t.CommitTS.Set {
@@ -191,13 +191,13 @@ func (r *recorder) chainVersions(st history.Status, raw []workload.Op, ops []his
 	c := &r.chains
 	for i := range raw {
 		o := &raw[i]
-		if o.Kind != history.Write || !o.HasValue {
+		if !o.Kind.IsWrite() || !o.HasValue {
 			continue
 		}
 		k := ops[i].Key
 		first, last := true, true
 		for j := range raw {
-			if j != i && raw[j].Kind == history.Write && ops[j].Key == k {
+			if j != i && raw[j].Kind.IsWrite() && ops[j].Key == k {
 				if j < i {
 					first = false
 				} else {
@@ -213,7 +213,7 @@ func (r *recorder) chainVersions(st history.Status, raw []workload.Op, ops []his
 		src := o
 		if !first {
 			for j := range raw {
-				if raw[j].Kind == history.Write && ops[j].Key == k {
+				if raw[j].Kind.IsWrite() && ops[j].Key == k {
 					src = &raw[j]
 					break
 				}
@@ -417,10 +417,17 @@ func (r *recorder) versionSetsFromSnapshots(h *history.History) (filled, skipped
 	}
 	writer := map[uint64]int32{}
 	finalKeys := map[int32]bool{}
+	var dead map[uint64]bool // tombstones (deleted versions)
 	for i := range h.Txns {
 		t := &h.Txns[i]
 		for _, o := range t.Ops {
-			if o.Kind == history.Write && o.Value != history.NoValue {
+			if o.Kind == history.Delete && o.Value != history.NoValue {
+				if dead == nil {
+					dead = map[uint64]bool{}
+				}
+				dead[packKV(o.Key, o.Value)] = true
+			}
+			if o.Kind.IsWrite() && o.Value != history.NoValue {
 				writer[packKV(o.Key, o.Value)] = t.Index
 				if t.Status == history.Committed {
 					finalKeys[o.Key] = true
@@ -459,6 +466,7 @@ func (r *recorder) versionSetsFromSnapshots(h *history.History) (filled, skipped
 		kv[k] = e
 	}
 	parsed := map[string]*pgSnapshot{}
+	tableOf := map[int32]int{}
 	for _, ps := range r.snaps {
 		t := &h.Txns[ps.txn]
 		if t.Status != history.Committed || int(ps.op) >= len(t.Ops) || t.Ops[ps.op].Kind != history.PredRead || t.Ops[ps.op].Pred == nil {
@@ -466,7 +474,7 @@ func (r *recorder) versionSetsFromSnapshots(h *history.History) (filled, skipped
 		}
 		var own map[int32]int32 // nil (no allocation) for reads before any write
 		for _, o := range t.Ops[:ps.op] {
-			if o.Kind == history.Write && o.Value != history.NoValue {
+			if o.Kind.IsWrite() && o.Value != history.NoValue {
 				if own == nil {
 					own = map[int32]int32{}
 				}
@@ -483,7 +491,9 @@ func (r *recorder) versionSetsFromSnapshots(h *history.History) (filled, skipped
 			filled++
 		}
 		if !complete || ps.snap == "" {
-			if shadow != nil {
+			// A shadow transaction sees a deleted row as absent, which
+			// with deletes is not the unborn version it would stand for.
+			if shadow != nil && dead == nil {
 				use(shadow)
 				r.shadow.used++
 			} else {
@@ -500,9 +510,26 @@ func (r *recorder) versionSetsFromSnapshots(h *history.History) (filled, skipped
 			snap = &s
 			parsed[ps.snap] = snap
 		}
+		// A declared table's version set is its own rows (history/schema.go);
+		// an undeclared one's every key.
+		ti := h.TableByName(t.Ops[ps.op].Pred.Table)
+		member := func(k int32) bool {
+			if ti < 0 {
+				return true
+			}
+			x, ok := tableOf[k]
+			if !ok {
+				x = h.TableOf(k)
+				tableOf[k] = x
+			}
+			return x == ti
+		}
 		vs := make([]history.Row, 0, len(keys)+len(own))
 		ok := true
 		for _, k := range keys {
+			if !member(k) {
+				continue
+			}
 			if v, mine := own[k]; mine {
 				vs = append(vs, history.Row{Key: k, Value: v})
 				continue
@@ -520,7 +547,7 @@ func (r *recorder) versionSetsFromSnapshots(h *history.History) (filled, skipped
 			}
 		}
 		if !ok {
-			if shadow != nil {
+			if shadow != nil && dead == nil {
 				use(shadow)
 				r.shadow.used++
 			} else {
@@ -529,13 +556,13 @@ func (r *recorder) versionSetsFromSnapshots(h *history.History) (filled, skipped
 			continue
 		}
 		for _, k := range slices.Sorted(maps.Keys(own)) {
-			if _, ordered := kv[k]; !ordered {
+			if _, ordered := kv[k]; !ordered && member(k) {
 				vs = append(vs, history.Row{Key: k, Value: own[k]})
 			}
 		}
 		if shadow != nil {
 			r.shadow.compared++
-			if d := diffRows(h, vs, shadow); d != "" {
+			if d := diffRows(h, vs, shadow, dead); d != "" {
 				r.shadow.mismatched++
 				if r.shadow.example == "" {
 					r.shadow.example = fmt.Sprintf("%s's predicate read (op %d): %s", h.TxnName(t.Index), ps.op, d)
@@ -607,12 +634,13 @@ func withOwn(rows []history.Row, own map[int32]int32) []history.Row {
 }
 
 // diffRows describes the first difference between two version sets ("" if
-// they are equal as sets of rows; an unborn row equals an absent one).
-func diffRows(h *history.History, a, b []history.Row) string {
+// they are equal as sets of rows; an unborn row and a deleted one (in dead)
+// equal an absent one: a shadow transaction sees neither).
+func diffRows(h *history.History, a, b []history.Row, dead map[uint64]bool) string {
 	m := func(rs []history.Row) map[int32]int32 {
 		x := make(map[int32]int32, len(rs))
 		for _, r := range rs {
-			if r.Value != history.NoValue {
+			if r.Value != history.NoValue && !dead[packKV(r.Key, r.Value)] {
 				x[r.Key] = r.Value
 			}
 		}

@@ -398,7 +398,7 @@ func edgeValues(h *history.History, s check.Step) string {
 	onKey := func(o *history.Op) bool {
 		return o.Kind != history.PredRead && h.KeyName(o.Key) == s.Key
 	}
-	isWrite := func(o *history.Op) bool { return o.Kind == history.Write || o.Kind == history.Append }
+	isWrite := func(o *history.Op) bool { return o.Kind.IsWrite() || o.Kind == history.Append }
 	writes := func(t *history.Txn) []int32 {
 		var ws []int32
 		for i := range t.Ops {

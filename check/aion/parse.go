@@ -434,7 +434,7 @@ func (r *Reader) ops(t *Txn) error {
 			o.List = true
 		}
 		if o.Kind != history.Read && o.Kind != history.Write && o.Kind != history.Append {
-			o.List = true // predicate reads / increments: not checked online
+			o.List = true // predicate reads / increments / deletes: not checked online
 		}
 		ops = append(ops, o)
 	}

@@ -194,21 +194,22 @@ func (d *deps) explain(e *edge) string {
 	h := d.h
 	a, b := h.TxnName(e.from), h.TxnName(e.to)
 	k := h.KeyName(e.key)
+	vn := func(v int32) string { return d.versionName(e.key, v) }
 	switch e.kind {
 	case kWW:
 		return fmt.Sprintf("%s installed %s = %s and %s installed the next version %s = %s (version order), so %s < %s",
-			a, k, h.ValueName(e.v1), b, k, h.ValueName(e.v2), a, b)
+			a, k, vn(e.v1), b, k, vn(e.v2), a, b)
 	case kWR:
-		return fmt.Sprintf("%s read %s = %s %s, which %s wrote, so %s < %s", b, k, h.ValueName(e.v1), opRef(int(e.op)), a, a, b)
+		return fmt.Sprintf("%s read %s = %s %s, which %s wrote, so %s < %s", b, k, vn(e.v1), opRef(int(e.op)), a, a, b)
 	case kRW:
 		return fmt.Sprintf("%s read %s = %s %s and %s installed the next version %s = %s, so %s < %s",
-			a, k, h.ValueName(e.v1), opRef(int(e.op)), b, k, h.ValueName(e.v2), a, b)
+			a, k, vn(e.v1), opRef(int(e.op)), b, k, vn(e.v2), a, b)
 	case kPWR:
-		return fmt.Sprintf("%s's predicate read %s %q evaluated row %s at version %s; %s's write %s = %s (after %s) changed whether row %s matches, so %s < %s (predicate-wr)",
-			b, opRef(int(e.op)), d.where(e.to, e.op), k, h.ValueName(e.vs), a, k, h.ValueName(e.v2), h.ValueName(e.v1), k, a, b)
+		return fmt.Sprintf("%s's predicate read %s %q evaluated row %s at version %s; %s's version %s = %s (after %s) changed whether row %s matches, so %s < %s (predicate-wr)",
+			b, opRef(int(e.op)), d.where(e.to, e.op), k, vn(e.vs), a, k, vn(e.v2), vn(e.v1), k, a, b)
 	}
 	return fmt.Sprintf("%s's predicate read %s %q evaluated row %s at version %s; %s installed a later version %s = %s (after %s) that changes whether row %s matches, so %s < %s (predicate-rw)",
-		a, opRef(int(e.op)), d.where(e.from, e.op), k, h.ValueName(e.vs), b, k, h.ValueName(e.v2), h.ValueName(e.v1), k, a, b)
+		a, opRef(int(e.op)), d.where(e.from, e.op), k, vn(e.vs), b, k, vn(e.v2), vn(e.v1), k, a, b)
 }
 
 func (d *deps) where(t, op int32) string {

@@ -48,6 +48,9 @@ type pend struct {
 // mechanism-mirrored verification state.
 type engine struct {
 	m mechs
+	// regions: declared-table predicate regions (region.go), built on
+	// first use.
+	regions *regionIndex
 	// slots is the per-key record table, dense by key id in chunks
 	// (keys.go); hot holds the state of the keys that are not cold
 	// (keySlot.hot indexes it), hotFree its free indexes, hotPool freed

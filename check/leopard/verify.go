@@ -90,7 +90,15 @@ func (e *engine) op(t *txn, i int32) {
 
 // read checks a read of key k returning v by op i of t.
 func (e *engine) read(t *txn, i, k, v int32) {
-	if w := t.write(k); w != nil {
+	if w := t.write(k); w != nil && v == absentRead {
+		// A row the transaction wrote itself and its predicate read did
+		// not return: its own version must not satisfy the clause.
+		e.stats.readsChecked++
+		if !e.absentSees(t, i, k, w.val) {
+			e.rep.absentOwn(e, t, i, k, w)
+		}
+		return
+	} else if w != nil {
 		// Every mechanism lets a transaction see its own last write.
 		e.stats.readsChecked++
 		if v != w.val {
@@ -102,7 +110,7 @@ func (e *engine) read(t *txn, i, k, v int32) {
 		e.stats.uncheckedOps++
 		return
 	}
-	if e.m.cr && !e.m.stmt && !e.m.curRead && !e.repeatRead(t, i, k, v) {
+	if e.m.cr && !e.m.stmt && !e.m.curRead && v != absentRead && !e.repeatRead(t, i, k, v) {
 		return
 	}
 	sb, sa := t.begin, t.snapA
@@ -215,7 +223,7 @@ func (e *engine) verifyRead(t *txn, i, key, val int32, sb, sa int64) {
 			continue
 		}
 		cands++
-		if v.val == val {
+		if v.val == val || (val == absentRead && e.absentSees(t, i, key, v.val)) {
 			matches++
 			if match == nil || match.t != v.t {
 				match = v
@@ -227,7 +235,7 @@ func (e *engine) verifyRead(t *txn, i, key, val int32, sb, sa int64) {
 		cands++
 		switch {
 		case !e.m.initUnknown:
-			initMatch = val == history.NoValue
+			initMatch = val == history.NoValue || val == absentRead
 		case ks.hasInit:
 			initMatch = val == ks.init
 		case matches == 0 && !writtenByAny:
@@ -244,8 +252,15 @@ func (e *engine) verifyRead(t *txn, i, key, val int32, sb, sa int64) {
 		e.stats.readUncertain++
 	}
 	if matches == 0 {
+		if val == absentRead {
+			e.rep.crAbsent(e, ks, t, i, key, sb, sa, initPossible)
+			return
+		}
 		e.rep.cr(e, ks, t, i, key, val, sb, sa, initPossible)
 		return
+	}
+	if val == absentRead {
+		return // names no one version: no certifier edges
 	}
 	if o := &t.ref.Ops[i]; o.Kind == history.Read && o.IsList && o.Key == key && len(o.List) > 1 && !e.m.initUnknown {
 		e.verifyPrefix(ks, t, i, key, o.List[:len(o.List)-1], sa)

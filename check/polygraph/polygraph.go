@@ -129,6 +129,8 @@ func (Checker) Applies(h *history.History, m string) (int, string) {
 	}
 	list, reg, other := listShape(h)
 	switch {
+	case h.HasDeletes():
+		return 0, history.DeletesUnsupported("polygraph")
 	case other:
 		return 0, "the history has operations other than register reads and writes or list appends and reads"
 	case list && reg:
@@ -169,6 +171,12 @@ func (Checker) Check(ctx context.Context, h *history.History, opts check.Options
 	}
 	if h == nil {
 		return nil, fmt.Errorf("polygraph: no history")
+	}
+	if h.HasDeletes() {
+		r.Verdict = check.Unknown
+		r.Reason = history.DeletesUnsupported("polygraph")
+		r.Finish()
+		return r, nil
 	}
 	if err := validIDs(h); err != nil {
 		return nil, err

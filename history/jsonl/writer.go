@@ -34,7 +34,7 @@ func NewWriter(w io.Writer) *Writer {
 // WriteHeader writes the header line.
 func (w *Writer) WriteHeader(hd history.Header, ev history.Evidence) error {
 	b, err := json.Marshal(HeaderLine{Txray: 1, DB: hd.DB, Version: hd.Version, Level: hd.Level,
-		Workload: hd.Workload, Clock: hd.Clock, Evidence: &ev, Extra: hd.Extra})
+		Workload: hd.Workload, Clock: hd.Clock, Evidence: &ev, Extra: hd.Extra, Tables: hd.Tables})
 	if err != nil {
 		return err
 	}
@@ -216,12 +216,50 @@ func appendOp(b []byte, h *history.History, o *history.Op) []byte {
 		default:
 			b = appendScalar(b, h.Values, o.Value)
 		}
+		if o.Kind == history.Write && h.RowImages != nil {
+			if img, ok := h.RowImage(o.Key, o.Value); ok {
+				b = appendRowImage(b, h, o.Key, img)
+			}
+		}
 	}
 	if o.HasTime {
 		b = append(b, `,"invoke":`...)
 		b = strconv.AppendInt(b, o.Invoke, 10)
 		b = append(b, `,"complete":`...)
 		b = strconv.AppendInt(b, o.Complete, 10)
+	}
+	return append(b, '}')
+}
+
+// appendRowImage appends `,"row":...` for img, a row image of key.
+func appendRowImage(b []byte, h *history.History, key int32, img *history.RowImage) []byte {
+	if img.Deleted {
+		return append(b, `,"row":null`...)
+	}
+	ti := h.TableOf(key)
+	if ti < 0 {
+		return b // no declared table: the image cannot be named
+	}
+	b = append(b, `,"row":{`...)
+	n := 0
+	for i, c := range img.Cols {
+		if !img.Has[i] || ti < 0 || i >= len(h.Header.Tables[ti].Columns) {
+			continue
+		}
+		if n > 0 {
+			b = append(b, ',')
+		}
+		n++
+		b = appendQuote(b, h.Header.Tables[ti].Columns[i])
+		b = append(b, ':')
+		switch {
+		case c.Null:
+			b = append(b, "null"...)
+		case c.V.IsStr:
+			b = appendQuote(b, c.V.S)
+		default:
+			b = strconv.AppendInt(b, c.V.I, 10)
+		}
 	}
 	return append(b, '}')
 }
