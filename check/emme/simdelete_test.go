@@ -31,9 +31,9 @@ func countDeletes(h *history.History) (deletes, deadInVS int) {
 		}
 	}
 	for i := range h.Txns {
-		for _, o := range h.Txns[i].Ops {
-			if o.Pred != nil {
-				for _, r := range o.Pred.VersionSet {
+		for j := range h.Txns[i].Ops {
+			if p := h.Txns[i].PredOf(&h.Txns[i].Ops[j]); p != nil {
+				for _, r := range p.VersionSet {
 					if dead[[2]int32{r.Key, r.Value}] {
 						deadInVS++
 					}
