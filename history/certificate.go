@@ -47,7 +47,8 @@ func (h *History) SerialTS(t *Txn) (Timestamp, bool) {
 	return Timestamp{}, false
 }
 
-// PredColumns are the columns of the rows txray records (recorder tables
-// and predicate-read rows are (k, v): the row key and its value); WHERE
-// clauses of PredRead ops are evaluated over them.
+// PredColumns are the columns of the rows of a table the history does not
+// declare (recorder tables and predicate-read rows are (k, v): the row key
+// and its value); WHERE clauses of PredRead ops on such tables are
+// evaluated over them. Declared tables have their own columns (schema.go).
 var PredColumns = []string{"k", "v"}

@@ -127,8 +127,9 @@ func (r *recorder) certify() error {
 		r.warn(fmt.Sprintf("version sets: %v; none derived", err))
 		filled = 0
 		for _, ps := range r.snaps {
-			if p := h.Txns[ps.txn].Ops; int(ps.op) < len(p) && p[ps.op].Pred != nil {
-				p[ps.op].Pred.VersionSet, p[ps.op].Pred.HasVersionSet = nil, false
+			if t := &h.Txns[ps.txn]; int(ps.op) < len(t.Ops) && t.PredOf(&t.Ops[ps.op]) != nil {
+				p := t.PredOf(&t.Ops[ps.op])
+				p.VersionSet, p.HasVersionSet = nil, false
 			}
 		}
 		h.Evidence.VersionSets = false
@@ -155,8 +156,8 @@ func (r *recorder) certify() error {
 	}
 	for _, ps := range r.snaps {
 		t := &h.Txns[ps.txn]
-		if int(ps.op) < len(t.Ops) && t.Ops[ps.op].Pred != nil && t.Ops[ps.op].Pred.HasVersionSet {
-			if err := r.w.WriteVersionSet(h, t, int(ps.op), t.Ops[ps.op].Pred.VersionSet); err != nil {
+		if int(ps.op) < len(t.Ops) && t.PredOf(&t.Ops[ps.op]) != nil && t.PredOf(&t.Ops[ps.op]).HasVersionSet {
+			if err := r.w.WriteVersionSet(h, t, int(ps.op), t.PredOf(&t.Ops[ps.op]).VersionSet); err != nil {
 				return err
 			}
 		}
@@ -466,9 +467,10 @@ func (r *recorder) versionSetsFromSnapshots(h *history.History) (filled, skipped
 		kv[k] = e
 	}
 	parsed := map[string]*pgSnapshot{}
+	tableOf := map[int32]int{}
 	for _, ps := range r.snaps {
 		t := &h.Txns[ps.txn]
-		if t.Status != history.Committed || int(ps.op) >= len(t.Ops) || t.Ops[ps.op].Kind != history.PredRead || t.Ops[ps.op].Pred == nil {
+		if t.Status != history.Committed || int(ps.op) >= len(t.Ops) || t.Ops[ps.op].Kind != history.PredRead || t.PredOf(&t.Ops[ps.op]) == nil {
 			continue
 		}
 		var own map[int32]int32 // nil (no allocation) for reads before any write
@@ -485,7 +487,7 @@ func (r *recorder) versionSetsFromSnapshots(h *history.History) (filled, skipped
 			shadow = withOwn(ps.shadow, own)
 		}
 		use := func(vs []history.Row) {
-			p := t.Ops[ps.op].Pred
+			p := t.PredOf(&t.Ops[ps.op])
 			p.VersionSet, p.HasVersionSet = vs, true
 			filled++
 		}
@@ -509,9 +511,26 @@ func (r *recorder) versionSetsFromSnapshots(h *history.History) (filled, skipped
 			snap = &s
 			parsed[ps.snap] = snap
 		}
+		// A declared table's version set is its own rows (history/schema.go);
+		// an undeclared one's every key.
+		ti := h.TableByName(t.PredOf(&t.Ops[ps.op]).Table)
+		member := func(k int32) bool {
+			if ti < 0 {
+				return true
+			}
+			x, ok := tableOf[k]
+			if !ok {
+				x = h.TableOf(k)
+				tableOf[k] = x
+			}
+			return x == ti
+		}
 		vs := make([]history.Row, 0, len(keys)+len(own))
 		ok := true
 		for _, k := range keys {
+			if !member(k) {
+				continue
+			}
 			if v, mine := own[k]; mine {
 				vs = append(vs, history.Row{Key: k, Value: v})
 				continue
@@ -538,7 +557,7 @@ func (r *recorder) versionSetsFromSnapshots(h *history.History) (filled, skipped
 			continue
 		}
 		for _, k := range slices.Sorted(maps.Keys(own)) {
-			if _, ordered := kv[k]; !ordered {
+			if _, ordered := kv[k]; !ordered && member(k) {
 				vs = append(vs, history.Row{Key: k, Value: own[k]})
 			}
 		}

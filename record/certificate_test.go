@@ -51,14 +51,16 @@ func pgPredicateRun(t *testing.T, url, level string) *history.History {
 	withVS, without, updates := 0, 0, 0
 	for i := range h.Txns {
 		tx := &h.Txns[i]
-		for j, o := range tx.Ops {
+		for j := range tx.Ops {
+			o := &tx.Ops[j]
 			if tx.Status != history.Committed || o.Kind != history.PredRead {
 				continue
 			}
-			if j+1 < len(tx.Ops) && tx.Ops[j+1].Kind == history.Write && len(o.Pred.Result) > 0 && tx.Ops[j+1].Key == o.Pred.Result[0].Key {
+			pr := tx.PredOf(o)
+			if j+1 < len(tx.Ops) && tx.Ops[j+1].Kind == history.Write && len(pr.Result) > 0 && tx.Ops[j+1].Key == pr.Result[0].Key {
 				updates++
 			}
-			if o.Pred.HasVersionSet {
+			if pr.HasVersionSet {
 				withVS++
 			} else {
 				without++
@@ -101,15 +103,10 @@ func withoutVersionSets(h *history.History) *history.History {
 	p := *h
 	p.Txns = make([]history.Txn, len(h.Txns))
 	for i, tx := range h.Txns {
-		ops := slices.Clone(tx.Ops)
-		for j := range ops {
-			if ops[j].Pred != nil && ops[j].Pred.HasVersionSet {
-				q := *ops[j].Pred
-				q.VersionSet, q.HasVersionSet = nil, false
-				ops[j].Pred = &q
-			}
+		tx = tx.Clone()
+		for j := range tx.Preds {
+			tx.Preds[j].VersionSet, tx.Preds[j].HasVersionSet = nil, false
 		}
-		tx.Ops = ops
 		p.Txns[i] = tx
 	}
 	p.Evidence.VersionSets = false
@@ -266,14 +263,16 @@ func TestVersionSetsFromSnapshots(t *testing.T) {
 	k := func(x int64) int32 { return h.Keys.Int(x) }
 	v := func(x int64) int32 { return h.Values.Int(x) }
 	w := func(kk, vv int64) history.Op { return history.Op{Kind: history.Write, Key: k(kk), Value: v(vv)} }
-	rp := func() history.Op {
-		return history.Op{Kind: history.PredRead, Pred: &history.Predicate{Table: "t", Where: "k >= 0"}}
-	}
+	rp := history.Op{Kind: history.PredRead}
 	c := history.Committed
-	h.Add(history.Txn{Status: c, Ops: []history.Op{w(1, 10), w(2, 20)}})             // T0 xid 100
-	h.Add(history.Txn{Status: c, Ops: []history.Op{w(1, 11)}})                       // T1 xid 105
-	h.Add(history.Txn{Status: c, Ops: []history.Op{rp(), w(2, 21), rp(), w(3, 30)}}) // T2 xid 106
-	h.Add(history.Txn{Status: c, Ops: []history.Op{w(1, 12)}})                       // T3 xid 108
+	h.Add(history.Txn{Status: c, Ops: []history.Op{w(1, 10), w(2, 20)}}) // T0 xid 100
+	h.Add(history.Txn{Status: c, Ops: []history.Op{w(1, 11)}})           // T1 xid 105
+	t2 := history.Txn{Status: c, Ops: []history.Op{rp, w(2, 21), rp, w(3, 30)}}
+	t2.SetPred(&t2.Ops[0], history.Predicate{Table: "t", Where: "k >= 0"})
+	t2.SetPred(&t2.Ops[2], history.Predicate{Table: "t", Where: "k >= 0"})
+	h.Add(t2)                                                  // T2 xid 106
+	h.Add(history.Txn{Status: c, Ops: []history.Op{w(1, 12)}}) // T3 xid 108
+	pred := func(op int) *history.Predicate { return h.Txns[2].PredOf(&h.Txns[2].Ops[op]) }
 	h.VersionOrder = map[int32][]int32{k(1): {v(10), v(11), v(12)}, k(2): {v(20), v(21)}, k(3): {v(30)}}
 	r := &recorder{cfg: &Config{}, xids: map[int32]uint64{0: 100, 1: 105, 2: 106, 3: 108}}
 	// T2's first read: T1 still running; its second: T1 committed, T3 not.
@@ -283,7 +282,7 @@ func TestVersionSetsFromSnapshots(t *testing.T) {
 		t.Fatalf("filled %d skipped %d err %v", filled, skipped, err)
 	}
 	show := func(op int) string {
-		p := h.Txns[2].Ops[op].Pred
+		p := pred(op)
 		var s []string
 		for _, row := range p.VersionSet {
 			s = append(s, h.KeyName(row.Key)+"="+h.ValueName(row.Value))
@@ -301,11 +300,11 @@ func TestVersionSetsFromSnapshots(t *testing.T) {
 	}
 	// A writer without an xid: no exact set.
 	for _, op := range []int{0, 2} {
-		h.Txns[2].Ops[op].Pred.VersionSet, h.Txns[2].Ops[op].Pred.HasVersionSet = nil, false
+		pred(op).VersionSet, pred(op).HasVersionSet = nil, false
 	}
 	delete(r.xids, 1)
 	filled, skipped, err = r.versionSetsFromSnapshots(h)
-	if err != nil || filled != 0 || skipped != 2 || h.Txns[2].Ops[0].Pred.HasVersionSet {
+	if err != nil || filled != 0 || skipped != 2 || pred(0).HasVersionSet {
 		t.Fatalf("without T1's xid: filled %d skipped %d err %v", filled, skipped, err)
 	}
 	// ... unless a shadow transaction read it: its rows, with the reader's
@@ -320,7 +319,7 @@ func TestVersionSetsFromSnapshots(t *testing.T) {
 	}
 	// A shadow set that disagrees with the snapshot's is counted.
 	r.xids[1] = 105
-	h.Txns[2].Ops[2].Pred.VersionSet, h.Txns[2].Ops[2].Pred.HasVersionSet = nil, false
+	pred(2).VersionSet, pred(2).HasVersionSet = nil, false
 	r.snaps[1].shadow = []history.Row{{Key: k(1), Value: v(12)}}
 	r.shadow = shadowStats{}
 	if _, _, err := r.versionSetsFromSnapshots(h); err != nil || r.shadow.compared != 1 || r.shadow.mismatched != 1 ||
@@ -456,14 +455,15 @@ func TestPostgresPredicateDeletes(t *testing.T) {
 			}
 			sawDeleted, withVS := 0, 0
 			for i := range h.Txns {
-				for _, o := range h.Txns[i].Ops {
-					if o.Kind != history.PredRead || h.Txns[i].Status != history.Committed {
+				for j := range h.Txns[i].Ops {
+					p := h.Txns[i].PredOf(&h.Txns[i].Ops[j])
+					if p == nil || h.Txns[i].Status != history.Committed {
 						continue
 					}
-					if o.Pred.HasVersionSet {
+					if p.HasVersionSet {
 						withVS++
 					}
-					for _, r := range o.Pred.VersionSet {
+					for _, r := range p.VersionSet {
 						if dead[[2]int32{r.Key, r.Value}] {
 							sawDeleted++
 						}

@@ -19,6 +19,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -89,6 +90,10 @@ type Config struct {
 	// connects (open true) and before it closes (open false): benchmarks
 	// read the server backend's CPU time through it.
 	clientConn func(c db.Conn, open bool)
+	// commitStream, if set, is called with the commit stream after it is
+	// created (open true) and before it is closed (open false):
+	// benchmarks read its server backend's CPU time through it.
+	commitStream func(s db.CommitStream, open bool)
 	// Warn receives each limitation once (e.g. no logical decoding).
 	Warn func(string)
 	// Progress, if set, is called about every 200ms and at the end.
@@ -268,6 +273,9 @@ func run(ctx context.Context, cfg Config) (*Result, error) {
 		if pr, ok := wl.(workload.PredicateReader); ok && pr.PredicateReads() {
 			h.Evidence.PredicateRead = true
 		}
+		if td, ok := wl.(workload.TableDecls); ok {
+			h.Header.Tables = td.Tables()
+		}
 		rec.h = h
 		stream, why, err := d.CommitStream(ctx)
 		if err != nil {
@@ -275,7 +283,13 @@ func run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 		if stream != nil {
 			rec.stream = stream
+			if cfg.commitStream != nil {
+				cfg.commitStream(stream, true)
+			}
 			defer func() {
+				if cfg.commitStream != nil {
+					cfg.commitStream(stream, false)
+				}
 				// Bounded: a server gone silent must not hang the end of
 				// the run (the slot is temporary and dies with the session).
 				cctx, cancel := context.WithTimeout(context.Background(), cfg.StatementTimeout)
@@ -616,7 +630,10 @@ type recorder struct {
 
 	pending []pend
 	commits map[uint32]db.CommitRecord
-	chains  chains // replaced versions reported by writes (certificate.go)
+	// late is a read of the commit stream that finished after the recorder
+	// stopped taking them (see poller); finish takes it first.
+	late   []polled
+	chains chains // replaced versions reported by writes (certificate.go)
 	// xids are the PostgreSQL xids of transactions (by index), snaps the
 	// snapshots of predicate reads (certificate.go); txnSnap: predicate
 	// reads without a snapshot of their own read under the transaction's
@@ -648,7 +665,6 @@ type pend struct {
 }
 
 func (r *recorder) loop(ctx context.Context, ch <-chan *rawTxn) error {
-	var tick <-chan time.Time
 	if r.stream != nil {
 		r.commits = map[uint32]db.CommitRecord{}
 	}
@@ -656,10 +672,14 @@ func (r *recorder) loop(ctx context.Context, ch <-chan *rawTxn) error {
 	if poll == 0 {
 		poll = DefaultCommitPoll
 	}
+	// The commit stream is read on its own goroutine: a read takes
+	// milliseconds to tens of milliseconds of server work, and while the
+	// recorder waited for it the clients, blocked on a full channel,
+	// waited too.
+	var polled <-chan polled
+	stopPoll := func() {}
 	if r.stream != nil && poll > 0 {
-		t := time.NewTicker(poll)
-		defer t.Stop()
-		tick = t.C
+		polled, stopPoll = r.poller(ctx, poll)
 	}
 	var firstErr error
 	keep := func(err error) {
@@ -672,6 +692,7 @@ func (r *recorder) loop(ctx context.Context, ch <-chan *rawTxn) error {
 		select {
 		case raw, ok := <-ch:
 			if !ok {
+				stopPoll()
 				keep(r.finish(ctx))
 				return firstErr
 			}
@@ -680,11 +701,56 @@ func (r *recorder) loop(ctx context.Context, ch <-chan *rawTxn) error {
 				r.flush()
 				lastFlush = time.Now()
 			}
-		case <-tick:
-			keep(r.poll(ctx))
+		case p := <-polled:
+			r.takeCommits(p.recs, p.err)
 			keep(r.drain(false))
 		}
 	}
+}
+
+// polled is one read of the commit stream.
+type polled struct {
+	recs []db.CommitRecord
+	err  error
+}
+
+// poller reads the commit stream every period on its own goroutine until
+// the returned stop is called (stop waits for a read in progress, so the
+// stream is free for finish's last read). A failed read ends polling; the
+// recorder turns the failure into a warning.
+func (r *recorder) poller(ctx context.Context, period time.Duration) (<-chan polled, func()) {
+	out := make(chan polled)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(period)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			pctx, cancel := context.WithTimeout(ctx, r.cfg.StatementTimeout)
+			recs, err := r.stream.Poll(pctx)
+			cancel()
+			select {
+			case out <- polled{recs, err}:
+			case <-done:
+				// The recorder stopped taking reads (the workload is
+				// over); the slot has consumed these commits, so they
+				// are kept for finish.
+				r.late = append(r.late, polled{recs, err})
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return out, func() { close(done); wg.Wait() }
 }
 
 func (r *recorder) add(raw *rawTxn) error {
@@ -702,7 +768,7 @@ func (r *recorder) add(raw *rawTxn) error {
 		raw.ev.GTID = ""
 	}
 	for i := range raw.ops {
-		convertOp(h, &raw.ops[i], &t.Ops[i])
+		convertOp(h, &raw.ops[i], &t, i)
 	}
 	r.chainVersions(raw.status, raw.ops, t.Ops)
 	p := h.Add(t)
@@ -736,11 +802,13 @@ func (r *recorder) add(raw *rawTxn) error {
 // History.Ignored.
 func (r *recorder) forgetReads(t *history.Txn) {
 	ops := t.Ops[:0]
-	for _, o := range t.Ops {
+	var times []history.OpTime
+	for j, o := range t.Ops {
 		switch o.Kind {
 		case history.Read:
 			if o.IsList {
-				o.ListUnknown, o.List = true, nil
+				o.SetListSpan(0, 0)
+				o.ListUnknown = true
 			} else {
 				o.Value = history.NoValue
 			}
@@ -748,9 +816,15 @@ func (r *recorder) forgetReads(t *history.Txn) {
 			r.h.Ignore("predicate read in a transaction with unknown outcome (result not trusted)", 1)
 			continue
 		}
+		if j < len(t.OpTimes) {
+			times = append(times, t.OpTimes[j])
+		}
 		ops = append(ops, o)
 	}
-	t.Ops = ops
+	t.Ops, t.Lists, t.Preds = ops, nil, nil
+	if t.OpTimes != nil {
+		t.OpTimes = times
+	}
 }
 
 // writes reports whether ops include a write that may have reached the
@@ -764,7 +838,8 @@ func writes(ops []workload.Op) bool {
 	return false
 }
 
-func convertOp(h *history.History, o *workload.Op, d *history.Op) {
+func convertOp(h *history.History, o *workload.Op, t *history.Txn, j int) {
+	d := &t.Ops[j]
 	d.Kind = o.Kind
 	if o.KeyS != "" {
 		d.Key = h.Keys.Str(o.KeyS)
@@ -773,7 +848,7 @@ func convertOp(h *history.History, o *workload.Op, d *history.Op) {
 	}
 	d.Value = history.NoValue
 	if o.Done {
-		d.HasTime, d.Invoke, d.Complete = true, o.Invoke, o.Complete
+		t.SetOpTime(j, o.Invoke, o.Complete)
 	}
 	switch o.Kind {
 	case history.Read:
@@ -783,16 +858,17 @@ func convertOp(h *history.History, o *workload.Op, d *history.Op) {
 				d.ListUnknown = true
 				break
 			}
-			d.List = make([]int32, len(o.List))
-			for i, v := range o.List {
-				d.List[i] = h.Values.Int(v)
+			off := len(t.Lists)
+			for _, v := range o.List {
+				t.Lists = append(t.Lists, h.Values.Int(v))
 			}
+			d.SetListSpan(off, len(o.List))
 		} else if o.Done && o.HasValue {
 			d.Value = h.Values.Int(o.Value)
 		}
 	case history.PredRead:
 		if o.Pred != nil {
-			p := &history.Predicate{Table: o.Pred.Table, Where: o.Pred.Where}
+			p := history.Predicate{Table: o.Pred.Table, Where: o.Pred.Where}
 			for _, row := range o.Pred.Rows {
 				r := history.Row{Value: history.NoValue}
 				if row.KeyS != "" {
@@ -805,52 +881,77 @@ func convertOp(h *history.History, o *workload.Op, d *history.Op) {
 				}
 				p.Result = append(p.Result, r)
 			}
-			d.Pred = p
+			t.SetPred(d, p)
 		}
 	default:
 		if o.HasValue {
 			d.Value = h.Values.Int(o.Value)
 		}
+		if o.Row != nil && o.Kind == history.Write && d.Value != history.NoValue {
+			// Values are unique per run, so a version has one image; a
+			// second, different one would be a workload bug.
+			if err := h.SetRowImage(d.Key, d.Value, o.Row); err != nil {
+				h.Notes = append(h.Notes, "recorder: "+err.Error()+" (the first is kept)")
+				h.Notices = append(h.Notices, "recorder: "+err.Error()+" (the first is kept)")
+			}
+		}
 	}
-}
-
-// evRecord is one line of evidence.jsonl.
-type evRecord struct {
-	ID         string `json:"id"`
-	XID        uint64 `json:"xid,omitempty"`
-	Snapshot   string `json:"snapshot,omitempty"`
-	GTID       string `json:"gtid,omitempty"`
-	CommitLSN  string `json:"commit_lsn,omitempty"`
-	CommitTime string `json:"commit_time,omitempty"`
-	// ResolvedBy is set when a transaction the client saw as unknown was
-	// found committed in the commit stream.
-	ResolvedBy string `json:"resolved_by,omitempty"`
 }
 
 // evidence appends an evidence.jsonl record for t: its xid and snapshot
 // (PostgreSQL), GTID (MariaDB), and commit LSN and time when the commit
-// stream gave them.
+// stream gave them. One line per record, fields in this order, empty ones
+// left out: {"id":..,"xid":..,"snapshot":..,"gtid":..,"commit_lsn":..,
+// "commit_time":..,"resolved_by":"commit stream"} (resolved_by: a
+// transaction the client saw as unknown that the commit stream showed
+// committed). Appended by hand (one per transaction; encoding/json's
+// reflection was the recorder's largest cost per transaction).
 func (r *recorder) evidence(t *history.Txn, xid uint64, snap, gtid string, cr *db.CommitRecord, resolved bool) error {
 	if r.ef == nil || (xid == 0 && gtid == "") {
 		return nil
 	}
-	e := evRecord{ID: t.ID, XID: xid, Snapshot: snap, GTID: gtid}
+	b := appendJSONString(append(r.evBuf, `{"id":`...), t.ID)
+	if xid != 0 {
+		b = strconv.AppendUint(append(b, `,"xid":`...), xid, 10)
+	}
+	if snap != "" {
+		b = appendJSONString(append(b, `,"snapshot":`...), snap)
+	}
+	if gtid != "" {
+		b = appendJSONString(append(b, `,"gtid":`...), gtid)
+	}
 	if cr != nil {
-		e.CommitLSN = fmt.Sprintf("%X/%X", cr.LSN>>32, uint32(cr.LSN))
-		e.CommitTime = cr.Time
+		// PostgreSQL's LSN notation: upper-case hex halves.
+		b = append(b, `,"commit_lsn":"`...)
+		b = append(b, strings.ToUpper(strconv.FormatUint(cr.LSN>>32, 16))...)
+		b = append(b, '/')
+		b = append(b, strings.ToUpper(strconv.FormatUint(uint64(uint32(cr.LSN)), 16))...)
+		b = append(b, '"')
+		if cr.Time != "" {
+			b = appendJSONString(append(b, `,"commit_time":`...), cr.Time)
+		}
 	}
 	if resolved {
-		e.ResolvedBy = "commit stream"
+		b = append(b, `,"resolved_by":"commit stream"`...)
 	}
-	b, err := json.Marshal(e)
-	if err != nil {
-		return err
-	}
-	r.evBuf = append(append(r.evBuf, b...), '\n')
+	r.evBuf = append(b, "}\n"...)
 	if len(r.evBuf) > 64<<10 {
 		return r.flushEvidence()
 	}
 	return nil
+}
+
+// appendJSONString appends s as a JSON string: as is when it is printable
+// ASCII without quotes or backslashes (ids, xids, snapshots, GTIDs, LSNs
+// and commit times always are), else through encoding/json.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			q, _ := json.Marshal(s)
+			return append(b, q...)
+		}
+	}
+	return append(append(append(b, '"'), s...), '"')
 }
 
 func (r *recorder) flushEvidence() error {
@@ -895,23 +996,33 @@ func (r *recorder) flush() {
 	}
 }
 
-func (r *recorder) poll(ctx context.Context) error {
+// poll reads the commit stream once, on the recorder's goroutine (the
+// last read, after the workload).
+func (r *recorder) poll(ctx context.Context) {
 	if r.stream == nil {
-		return nil
+		return
 	}
 	pctx, cancel := context.WithTimeout(ctx, r.cfg.StatementTimeout)
 	defer cancel()
 	recs, err := r.stream.Poll(pctx)
+	r.takeCommits(recs, err)
+}
+
+// takeCommits keeps the commit records of one read of the stream; a failed
+// read ends the commit order (a warning says so).
+func (r *recorder) takeCommits(recs []db.CommitRecord, err error) {
+	if r.stream == nil {
+		return
+	}
 	if err != nil {
 		r.warn(fmt.Sprintf("commit stream: %v; later commits get no commit order", err))
 		r.stream = nil
 		r.h.Evidence.CommitOrder = false
-		return nil
+		return
 	}
 	for _, c := range recs {
 		r.commits[uint32(c.XID)] = c
 	}
-	return nil
 }
 
 // drain writes pending transactions from the head while their commit
@@ -962,9 +1073,10 @@ func (r *recorder) finish(ctx context.Context) error {
 			firstErr = err
 		}
 	}
-	if r.stream != nil {
-		keep(r.poll(ctx))
+	for _, p := range r.late {
+		r.takeCommits(p.recs, p.err)
 	}
+	r.poll(ctx)
 	keep(r.drain(true))
 	keep(r.certify())
 	keep(r.flushEvidence())

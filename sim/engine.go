@@ -199,6 +199,7 @@ type engine struct {
 	ht      history.Txn
 	opsBuf  []history.Op
 	listBuf []int32
+	timeBuf []history.OpTime
 	cand    []*txn
 }
 
@@ -1106,12 +1107,14 @@ func (e *engine) emit(t *txn) {
 	}
 	ht := &e.ht
 	var ops []history.Op
+	var lists []int32
+	var times []history.OpTime
 	if e.stream {
-		ops = e.opsBuf[:0]
-		e.listBuf = e.listBuf[:0]
+		ops, lists, times = e.opsBuf[:0], e.listBuf[:0], e.timeBuf[:0]
 	} else {
 		ht = &history.Txn{}
 		ops = make([]history.Op, 0, len(t.ops))
+		times = make([]history.OpTime, 0, len(t.ops))
 	}
 	*ht = history.Txn{Session: e.sess[t.client], Seq: t.seq, Status: rec, HasTime: true,
 		Invoke: t.invoke, Complete: t.complete,
@@ -1129,38 +1132,32 @@ func (e *engine) emit(t *txn) {
 		o := &t.ops[i]
 		r := &t.res[i]
 		if o.predN > 0 {
-			if op, ok := e.predRead(h, t, i, rec); ok {
+			if op, p, tm, ok := e.predRead(h, t, i, rec); ok {
+				ht.SetPred(&op, p)
 				ops = append(ops, op)
+				times = append(times, tm)
 			}
 			i += o.predN - 1
 			continue
 		}
 		op := history.Op{Kind: o.kind, Key: h.Keys.Int(o.ks.key), Value: history.NoValue}
+		var tm history.OpTime
 		if r.done {
-			op.HasTime, op.Invoke, op.Complete = true, r.inv, r.end
+			op.HasTime, tm = true, history.OpTime{Invoke: r.inv, Complete: r.end}
 		}
 		switch o.kind {
 		case history.Read:
 			known := r.done && rec != history.Unknown
 			if e.cfg.Workload == ListAppend {
-				op.IsList = true
+				op.SetListSpan(len(lists), 0)
 				if !known {
 					op.ListUnknown = true
 				} else {
-					var l []int32
-					if e.stream {
-						s := len(e.listBuf)
-						for _, v := range r.list {
-							e.listBuf = append(e.listBuf, h.Values.Int(v))
-						}
-						l = e.listBuf[s:len(e.listBuf):len(e.listBuf)]
-					} else {
-						l = make([]int32, len(r.list))
-						for j, v := range r.list {
-							l[j] = h.Values.Int(v)
-						}
+					s := len(lists)
+					for _, v := range r.list {
+						lists = append(lists, h.Values.Int(v))
 					}
-					op.List = l
+					op.SetListSpan(s, len(lists)-s)
 				}
 			} else if known && r.val != 0 {
 				op.Value = h.Values.Int(r.val)
@@ -1169,10 +1166,11 @@ func (e *engine) emit(t *txn) {
 			op.Value = h.Values.Int(o.val)
 		}
 		ops = append(ops, op)
+		times = append(times, tm)
 	}
-	ht.Ops = ops
+	ht.Ops, ht.Lists, ht.OpTimes = ops, lists, times
 	if e.stream {
-		e.opsBuf = ops
+		e.opsBuf, e.listBuf, e.timeBuf = ops, lists, times
 	}
 	ht.Index = idx
 	if err := e.sink.WriteTxn(h, ht); err != nil {
@@ -1184,24 +1182,24 @@ func (e *engine) emit(t *txn) {
 // op whose Where names its keys and whose Result has a row for each key
 // read at a visible (non-initial) version. It is left out (false) when the
 // outcome is recorded unknown or the statement did not complete.
-func (e *engine) predRead(h *history.History, t *txn, i int, rec history.Status) (history.Op, bool) {
+func (e *engine) predRead(h *history.History, t *txn, i int, rec history.Status) (history.Op, history.Predicate, history.OpTime, bool) {
 	n := t.ops[i].predN
 	if rec == history.Unknown || !t.res[i+n-1].done {
-		return history.Op{}, false
+		return history.Op{}, history.Predicate{}, history.OpTime{}, false
 	}
-	p := &history.Predicate{Table: "kv", Result: make([]history.Row, 0, n),
+	p := history.Predicate{Table: "kv", Result: make([]history.Row, 0, n),
 		VersionSet: make([]history.Row, 0, n), HasVersionSet: true}
 	where := make([]byte, 0, 16+8*n)
 	where = append(where, "k IN ("...)
-	op := history.Op{Kind: history.PredRead, Key: history.NoValue, Value: history.NoValue, Pred: p,
-		HasTime: true, Invoke: t.res[i].inv}
+	op := history.Op{Kind: history.PredRead, Key: history.NoValue, Value: history.NoValue, HasTime: true}
+	tm := history.OpTime{Invoke: t.res[i].inv}
 	for j := i; j < i+n; j++ {
 		if j > i {
 			where = append(where, ", "...)
 		}
 		where = strconv.AppendInt(where, t.ops[j].ks.key, 10)
 		r := &t.res[j]
-		op.Complete = max(op.Complete, r.end)
+		tm.Complete = max(tm.Complete, r.end)
 		// the version set: the version of every row the statement
 		// evaluated (history/certificate.go), unborn for a key still in its
 		// initial state
@@ -1215,7 +1213,7 @@ func (e *engine) predRead(h *history.History, t *txn, i int, rec history.Status)
 		p.VersionSet = append(p.VersionSet, vsRow)
 	}
 	p.Where = string(append(where, ')'))
-	return op, true
+	return op, p, tm, true
 }
 
 // versionOrder renders ks's committed version order (value ids).

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/txray/txray/check"
 	"github.com/txray/txray/history"
@@ -395,5 +396,17 @@ func TestGhostWriter(t *testing.T) {
 		if !strings.Contains(all, want) {
 			t.Errorf("missing %q in\n%s", want, all)
 		}
+	}
+}
+
+// TestKeyStateOneCacheLine: the per-key hot state is one 64-byte cache
+// line and a version 32 bytes (the layout the checker's speed rests on;
+// docs/benchmarks.md, issue 17 item 4).
+func TestKeyStateOneCacheLine(t *testing.T) {
+	if s := unsafe.Sizeof(keyState{}); s != 64 {
+		t.Errorf("keyState is %d bytes, want 64", s)
+	}
+	if s := unsafe.Sizeof(version{}); s != 32 {
+		t.Errorf("version is %d bytes, want 32", s)
 	}
 }

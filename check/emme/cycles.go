@@ -219,11 +219,12 @@ func (d *deps) explain(e *edge) string {
 }
 
 func (d *deps) where(t, op int32) string {
-	o := &d.h.Txns[t].Ops[op]
-	if o.Pred == nil {
+	tx := &d.h.Txns[t]
+	p := tx.PredOf(&tx.Ops[op])
+	if p == nil {
 		return ""
 	}
-	return o.Pred.Where
+	return p.Where
 }
 
 // cycles runs the stages and records one cycle per nontrivial component

@@ -77,8 +77,12 @@ type deps struct {
 	// predicate index: keys with versions, integer keys sorted by value.
 	intKeys []intKey
 	strKeys []int32
-	preds   map[string]*compiled
-	stats   struct {
+	// tableKeys: per declared table, its keys with versions (sorted ids),
+	// built on first use.
+	tableKeys map[int][]int32
+	schema    *sqlpred.Schema
+	preds     map[[2]string]*compiled
+	stats     struct {
 		predReads, predKeysVisited, ambiguous, predErrors, itemReads int
 	}
 }
@@ -89,11 +93,14 @@ type intKey struct {
 }
 
 type compiled struct {
-	p   *sqlpred.Pred
+	tp  *sqlpred.TablePred
 	err error
-	rs  sqlpred.Ranges
-	// keyOnly: the predicate does not use v, so every version of a row
-	// matches alike (and only the unborn row differs).
+	// rs: for a table without a declared schema, the integer keys the
+	// clause can match (the visit is limited to them); full otherwise.
+	rs       sqlpred.Ranges
+	declared bool
+	// keyOnly: the clause uses key columns only, so every live version of
+	// a row matches alike (only the unborn and deleted ones differ).
 	keyOnly bool
 }
 
@@ -129,7 +136,8 @@ func (d *deps) anomaly(typ string, txns []int32, key int32, expl string) {
 // no version order at all.
 func build(h *history.History, opts check.Options) *deps {
 	d := &deps{h: h, opts: opts, writes: map[uint64][]writeRef{}, vers: map[int32]*keyVers{},
-		pos: map[uint64]int32{}, committed: make([]bool, len(h.Txns)), preds: map[string]*compiled{}}
+		pos: map[uint64]int32{}, committed: make([]bool, len(h.Txns)), preds: map[[2]string]*compiled{},
+		schema: sqlpred.NewSchema(h), tableKeys: map[int][]int32{}}
 	for i := range h.Txns {
 		t := &h.Txns[i]
 		for j := range t.Ops {
@@ -396,8 +404,8 @@ func (d *deps) reads(t int32) {
 			d.stats.itemReads++
 			d.itemRead(t, j, o.Key, o.Value, "read")
 		case history.PredRead:
-			if o.Pred != nil {
-				d.predRead(t, j, o.Pred)
+			if p := tx.PredOf(o); p != nil {
+				d.predRead(t, j, p)
 			}
 		}
 	}
@@ -427,37 +435,72 @@ func (d *deps) itemRead(t int32, j int, k, v int32, what string) {
 	}
 }
 
-func (d *deps) compile(where string) *compiled {
-	if c, ok := d.preds[where]; ok {
+func (d *deps) compile(table, where string) *compiled {
+	ck := [2]string{table, where}
+	if c, ok := d.preds[ck]; ok {
 		return c
 	}
-	c := &compiled{}
-	c.p, c.err = sqlpred.Compile(where, history.PredColumns)
-	if c.err == nil {
-		c.rs = c.p.IntRanges(0)
-		c.keyOnly = !c.p.Uses(1)
+	c := &compiled{tp: d.schema.Compile(table, where)}
+	c.err = c.tp.Err
+	c.declared = c.tp.Declared()
+	c.keyOnly = c.err == nil && c.tp.KeyOnly()
+	if c.err == nil && !c.declared {
+		c.rs, _ = c.tp.KeyRanges()
 	}
-	d.preds[where] = c
+	d.preds[ck] = c
 	return c
 }
 
 // Scalar converts an interned key or value to a SQL value.
-func Scalar(s history.Scalar) sqlpred.Value {
-	if s.IsStr {
-		return sqlpred.StrV(s.S)
-	}
-	return sqlpred.IntV(s.I)
-}
+func Scalar(s history.Scalar) sqlpred.Value { return sqlpred.ScalarValue(s) }
 
-// matches evaluates the predicate on the row (k, v); v = NoValue is the
-// unborn row and a tombstone a deleted one: neither matches anything.
+// matches evaluates the predicate on version v of row k (sqlpred.Schema:
+// columns (k, v), or a declared table's key, row and value columns); the
+// unborn row (NoValue) and a deleted version match nothing.
 func (d *deps) matches(c *compiled, k, v int32) (bool, error) {
-	if v == history.NoValue || d.isDead(k, v) {
+	if v == history.NoValue || d.deleted(k, v) {
 		return false, nil
 	}
-	var row [2]sqlpred.Value
-	row[0], row[1] = Scalar(d.h.Keys.Get(k)), Scalar(d.h.Values.Get(v))
-	return c.p.Matches(row[:])
+	return c.tp.Matches(k, v)
+}
+
+// deleted reports whether version v of k is a deleted row: a Delete op's
+// tombstone, or a write whose row image says deleted (row schemas).
+func (d *deps) deleted(k, v int32) bool {
+	if d.isDead(k, v) {
+		return true
+	}
+	if d.h.RowImages == nil {
+		return false
+	}
+	img, ok := d.h.RowImage(k, v)
+	return ok && img.Deleted
+}
+
+// rowText renders version v of row k for explanations.
+func (d *deps) rowText(c *compiled, k, v int32) string {
+	if c.declared {
+		return fmt.Sprintf("%s at version %s (%s)", d.h.KeyName(k), d.h.ValueName(v), c.tp.Describe(k, v))
+	}
+	return fmt.Sprintf("(k=%s, v=%s)", d.h.KeyName(k), d.h.ValueName(v))
+}
+
+// keysOf returns the keys with versions that are rows of declared table
+// ti, sorted by id.
+func (d *deps) keysOf(c *compiled) []int32 {
+	ti := c.tp.Table()
+	if ks, ok := d.tableKeys[ti]; ok {
+		return ks
+	}
+	ks := []int32{}
+	for k := range d.vers {
+		if c.tp.Member(k) {
+			ks = append(ks, k)
+		}
+	}
+	slices.Sort(ks)
+	d.tableKeys[ti] = ks
+	return ks
 }
 
 // predRead handles predicate read op j of committed t (Adya §3.1.3–3.1.4,
@@ -470,7 +513,7 @@ func (d *deps) matches(c *compiled, k, v int32) (bool, error) {
 func (d *deps) predRead(t int32, j int, p *history.Predicate) {
 	h := d.h
 	d.stats.predReads++
-	c := d.compile(p.Where)
+	c := d.compile(p.Table, p.Where)
 	where := fmt.Sprintf("predicate read %s %q", opRef(j), p.Where)
 	returned := make(map[int32]int32, len(p.Result))
 	for _, r := range p.Result {
@@ -491,8 +534,8 @@ func (d *deps) predRead(t int32, j int, p *history.Predicate) {
 			d.stats.predErrors++
 			d.reason("%s's %s cannot be evaluated on row (%s, %s): %v", h.TxnName(t), where, h.KeyName(r.Key), h.ValueName(r.Value), err)
 		} else if !m {
-			d.anomaly(model.ResultSetMismatch, []int32{t}, r.Key, fmt.Sprintf("%s's %s returned row (k=%s, v=%s), which does not satisfy the WHERE clause",
-				h.TxnName(t), where, h.KeyName(r.Key), h.ValueName(r.Value)))
+			d.anomaly(model.ResultSetMismatch, []int32{t}, r.Key, fmt.Sprintf("%s's %s returned row %s, which does not satisfy the WHERE clause",
+				h.TxnName(t), where, d.rowText(c, r.Key, r.Value)))
 		}
 	}
 	if c.err != nil {
@@ -504,6 +547,10 @@ func (d *deps) predRead(t int32, j int, p *history.Predicate) {
 	if p.HasVersionSet {
 		vs = make(map[int32]int32, len(p.VersionSet))
 		for _, r := range p.VersionSet {
+			if c.declared && !c.tp.Member(r.Key) {
+				d.reason("%s's %s has key %s in its version set, which is not a row of table %s (its key pattern)", h.TxnName(t), where, h.KeyName(r.Key), p.Table)
+				continue
+			}
 			vs[r.Key] = r.Value
 			rv, ret := returned[r.Key]
 			if !ret || rv != r.Value {
@@ -518,8 +565,8 @@ func (d *deps) predRead(t int32, j int, p *history.Predicate) {
 			}
 			switch {
 			case m && !ret:
-				d.anomaly(model.ResultSetMismatch, []int32{t}, r.Key, fmt.Sprintf("%s's %s evaluated row (k=%s, v=%s), which satisfies the WHERE clause, but did not return it",
-					h.TxnName(t), where, h.KeyName(r.Key), h.ValueName(r.Value)))
+				d.anomaly(model.ResultSetMismatch, []int32{t}, r.Key, fmt.Sprintf("%s's %s evaluated row %s, which satisfies the WHERE clause, but did not return it",
+					h.TxnName(t), where, d.rowText(c, r.Key, r.Value)))
 			case ret && rv != r.Value:
 				d.anomaly(model.ResultSetMismatch, []int32{t}, r.Key, fmt.Sprintf("%s's %s returned row (k=%s, v=%s), but the version it evaluated is v=%s",
 					h.TxnName(t), where, h.KeyName(r.Key), h.ValueName(rv), d.versionName(r.Key, r.Value)))
@@ -555,7 +602,7 @@ func (d *deps) predRead(t int32, j int, p *history.Predicate) {
 		m := mbuf[:n]
 		live := -1 // keyOnly: the first live version, whose match all live ones share
 		for q, v := range kv.vals {
-			if kv.dead != nil && kv.dead[q] {
+			if (kv.dead != nil && kv.dead[q]) || d.deleted(k, v) {
 				m[q] = false // a deleted version matches nothing
 				continue
 			}
@@ -629,6 +676,12 @@ func (d *deps) predRead(t int32, j int, p *history.Predicate) {
 				break
 			}
 		}
+	}
+	if c.declared {
+		for _, k := range d.keysOf(c) {
+			visit(k)
+		}
+		return
 	}
 	for _, iv := range c.rs {
 		lo, _ := slices.BinarySearchFunc(d.intKeys, iv.Lo, func(a intKey, x int64) int { return cmpI(a.k, x) })

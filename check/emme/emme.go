@@ -14,9 +14,12 @@
 // read, at or before the version the read evaluated; predicate-rw (Def.
 // 3.1.4, "overwrites a predicate read") from the read to the first later
 // transaction that changes the matches. A version "changes the matches"
-// when it matches the predicate (sqlpred, history.PredColumns (k, v)) and
-// the version before it does not, or vice versa; the unborn row (before
-// the first version) matches nothing. Only the last earlier and the first
+// when it matches the predicate (sqlpred.Schema: columns (k, v), or for a
+// table the history declares its key columns, from the row key, and row
+// columns, from the version's row image; history/schema.go) and the
+// version before it does not, or vice versa; the unborn row (before the
+// first version) and a deleted version (a tombstone) match nothing. A
+// predicate on a declared table ranges over that table's rows only. Only the last earlier and the first
 // later changer get an edge: the others reach them through ww edges, so
 // the cycles (and the cycle types the stages below decide) are the same.
 // The rows a predicate read returned are also item reads of those rows.

@@ -161,16 +161,10 @@ func TestSimVersionSetsInferred(t *testing.T) {
 			inferred := *h
 			inferred.Txns = make([]history.Txn, len(h.Txns))
 			for i, tx := range h.Txns {
-				ops := make([]history.Op, len(tx.Ops))
-				for j, o := range tx.Ops {
-					if o.Pred != nil {
-						p := *o.Pred
-						p.VersionSet, p.HasVersionSet = nil, false
-						o.Pred = &p
-					}
-					ops[j] = o
+				tx = tx.Clone()
+				for j := range tx.Preds {
+					tx.Preds[j].VersionSet, tx.Preds[j].HasVersionSet = nil, false
 				}
-				tx.Ops = ops
 				inferred.Txns[i] = tx
 			}
 			for _, m := range []string{"serializable", "snapshot-isolation", "read-committed"} {

@@ -20,9 +20,11 @@
 // ordering timestamp: the database ordered it, so it committed) reads
 // its own earlier writes, else the state left by the transactions before
 // it; a predicate read must return exactly the rows of the current state
-// (own writes included) that satisfy its WHERE clause (package sqlpred,
-// columns history.PredColumns), evaluated only over the keys in the
-// predicate's region on k (sqlpred.Pred.IntRanges). Its final writes then
+// (own writes included) that satisfy its WHERE clause (sqlpred.Schema:
+// columns (k, v), evaluated only over the keys in the predicate's region
+// on k (sqlpred.Pred.IntRanges); for a table the history declares, its
+// key and row columns over its own rows, a deleted version matching
+// nothing; history/schema.go). Its final writes then
 // become the state. The order, the loop over it and the per-key state are
 // those of chronos' commit-order replay (package check/internal/serial);
 // enne adds predicate reads, floating transactions and its explanations.

@@ -36,7 +36,8 @@ type Replay struct {
 	cmpBuf  []history.Row
 	intKeys []intKey
 	strKeys []int32
-	preds   map[string]*pred
+	preds   map[[2]string]*pred
+	schema  *sqlpred.Schema
 	overlay []kv // the running transaction's own writes
 	rowsBuf []history.Row
 }
@@ -51,7 +52,7 @@ type intKey struct {
 }
 
 type pred struct {
-	p   *sqlpred.Pred
+	tp  *sqlpred.TablePred
 	err error
 	rs  sqlpred.Ranges
 }
@@ -63,7 +64,7 @@ func pack(k, v int32) uint64 { return uint64(uint32(k))<<32 | uint64(uint32(v)) 
 func NewReplay(h *history.History, by string) *Replay {
 	nk := h.Keys.Len()
 	return &Replay{h: h, by: by, pos: make([]int32, len(h.Txns)), st: serial.NewState(nk),
-		writes: map[uint64]ref{}, dups: map[uint64]int{}, preds: map[string]*pred{}}
+		writes: map[uint64]ref{}, dups: map[uint64]int{}, preds: map[[2]string]*pred{}, schema: sqlpred.NewSchema(h)}
 }
 
 func (s *Replay) ts(t *history.Txn) (history.Timestamp, bool) {
@@ -213,13 +214,14 @@ func (s *Replay) placed(t, x int32) {
 				s.badRead(t, x, j, o.Key, o.Value, e)
 			}
 		case history.PredRead:
-			if !check || o.Pred == nil {
+			pr := tx.PredOf(o)
+			if !check || pr == nil {
 				continue
 			}
 			s.Stats.PredReads++
-			exp, ok := s.expectedRows(t, j, o.Pred, func(k int32) int32 { return s.value(k) })
+			exp, ok := s.expectedRows(t, j, pr, func(k int32) int32 { return s.value(k) })
 			if ok {
-				s.comparePred(t, x, j, o.Pred, exp)
+				s.comparePred(t, x, j, pr, exp)
 			}
 		}
 	}
@@ -340,21 +342,39 @@ func (s *Replay) add(typ string, txns []int32, k int32, expl string) {
 	s.Anomalies = append(s.Anomalies, a)
 }
 
-func (s *Replay) compile(where string) *pred {
-	if p, ok := s.preds[where]; ok {
+// compile compiles a predicate read's WHERE clause for its table
+// (sqlpred.Schema: a declared table's columns, else (k, v)).
+func (s *Replay) compile(table, where string) *pred {
+	ck := [2]string{table, where}
+	if p, ok := s.preds[ck]; ok {
 		return p
 	}
-	p := &pred{}
-	p.p, p.err = sqlpred.Compile(where, history.PredColumns)
+	p := &pred{tp: s.schema.Compile(table, where)}
+	p.err = p.tp.Err
 	if p.err == nil {
-		p.rs = p.p.IntRanges(0)
+		p.rs, _ = p.tp.KeyRanges()
 	}
-	s.preds[where] = p
+	s.preds[ck] = p
 	return p
 }
 
-// regionKeys calls f for every written key in the predicate's region.
+// regionKeys calls f for every written key in the predicate's region: the
+// integer keys in its range on k and every string key, or for a declared
+// table its rows.
 func (s *Replay) regionKeys(p *pred, f func(k int32) bool) {
+	if p.tp.Declared() {
+		for _, ik := range s.intKeys {
+			if p.tp.Member(ik.id) && !f(ik.id) {
+				return
+			}
+		}
+		for _, k := range s.strKeys {
+			if p.tp.Member(k) && !f(k) {
+				return
+			}
+		}
+		return
+	}
 	for _, iv := range p.rs {
 		lo, _ := slices.BinarySearchFunc(s.intKeys, iv.Lo, func(a intKey, x int64) int { return cmpI(a.k, x) })
 		for x := lo; x < len(s.intKeys) && s.intKeys[x].k <= iv.Hi; x++ {
@@ -370,33 +390,24 @@ func (s *Replay) regionKeys(p *pred, f func(k int32) bool) {
 	}
 }
 
-func scalar(sc history.Scalar) sqlpred.Value {
-	if sc.IsStr {
-		return sqlpred.StrV(sc.S)
-	}
-	return sqlpred.IntV(sc.I)
-}
-
 // expectedRows evaluates a predicate read over the state value(k): the
 // rows (sorted by key id) a serial execution returns. ok is false when the
 // predicate cannot be evaluated (a reason is recorded).
 func (s *Replay) expectedRows(t int32, j int, pr *history.Predicate, value func(k int32) int32) ([]history.Row, bool) {
-	p := s.compile(pr.Where)
+	p := s.compile(pr.Table, pr.Where)
 	if p.err != nil {
 		s.reason("%s's predicate read (op %d) %q cannot be evaluated: %v", s.h.TxnName(t), j, pr.Where, p.err)
 		return nil, false
 	}
 	rows := s.rowsBuf[:0]
 	ok := true
-	var row [2]sqlpred.Value
 	s.regionKeys(p, func(k int32) bool {
 		s.Stats.PredKeys++
 		v := value(k)
 		if s.absent(k, v) {
 			return true // no row (unborn or deleted): matches nothing
 		}
-		row[0], row[1] = scalar(s.h.Keys.Get(k)), scalar(s.h.Values.Get(v))
-		m, err := p.p.Matches(row[:])
+		m, err := p.tp.Matches(k, v)
 		if err != nil {
 			s.reason("%s's predicate read (op %d) %q cannot be evaluated on row (%s, %s): %v", s.h.TxnName(t), j, pr.Where, s.h.KeyName(k), s.h.ValueName(v), err)
 			ok = false
@@ -574,11 +585,12 @@ func (s *Replay) floating(t int32) {
 				return
 			}
 		case history.PredRead:
-			if o.Pred == nil {
+			pr := tx.PredOf(o)
+			if pr == nil {
 				continue
 			}
 			s.Stats.PredReads++
-			for _, r := range o.Pred.Result {
+			for _, r := range pr.Result {
 				if !narrow(j, r.Key, r.Value, "predicate read's row") {
 					return
 				}
@@ -598,9 +610,9 @@ func (s *Replay) floating(t int32) {
 	// region changes.
 	cands := []int32{lo}
 	for _, j := range preds {
-		p := s.compile(tx.Ops[j].Pred.Where)
+		p := s.compile(tx.PredOf(&tx.Ops[j]).Table, tx.PredOf(&tx.Ops[j]).Where)
 		if p.err != nil {
-			s.reason("%s's predicate read (op %d) %q cannot be evaluated: %v", h.TxnName(t), j, tx.Ops[j].Pred.Where, p.err)
+			s.reason("%s's predicate read (op %d) %q cannot be evaluated: %v", h.TxnName(t), j, tx.PredOf(&tx.Ops[j]).Where, p.err)
 			return
 		}
 		s.regionKeys(p, func(k int32) bool {
@@ -622,7 +634,7 @@ func (s *Replay) floating(t int32) {
 	for _, x := range cands {
 		okAll := true
 		for _, j := range preds {
-			pr := tx.Ops[j].Pred
+			pr := tx.PredOf(&tx.Ops[j])
 			exp, ok := s.expectedRows(t, j, pr, func(k int32) int32 { return s.at(k, x) })
 			if !ok {
 				return

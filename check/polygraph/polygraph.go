@@ -356,7 +356,10 @@ func validIDs(h *history.History) error {
 			if o.Value != history.NoValue && (o.Value < 0 || o.Value >= nv) {
 				return history.Errorf("", 0, field("v"), "value id %d out of range (history has %d values)", o.Value, nv)
 			}
-			for i, e := range o.List {
+			if off, n := o.ListSpan(); off+n > len(h.Txns[ti].Lists) {
+				return history.Errorf("", 0, field("v"), "list elements %d..%d out of range (the transaction holds %d)", off, off+n, len(h.Txns[ti].Lists))
+			}
+			for i, e := range h.Txns[ti].ListOf(o) {
 				if e < 0 || e >= nv {
 					return history.Errorf("", 0, field(fmt.Sprintf("v[%d]", i)), "value id %d out of range (history has %d values)", e, nv)
 				}

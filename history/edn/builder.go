@@ -123,6 +123,7 @@ type pend struct {
 	isTxn  bool
 	noVal  bool
 	ops    []history.Op
+	lists  []int32
 }
 
 // NewBuilder returns a Builder filling a fresh history.
@@ -151,6 +152,7 @@ type record struct {
 	isMops  bool // :value is a micro-op list
 	noVal   bool // :value nil or absent
 	ops     []history.Op
+	lists   []int32 // Txn.Lists of ops
 	pos     int64
 }
 
@@ -217,11 +219,11 @@ func (b *Builder) Add(v *edn.Value, line int) error {
 		rec.noVal = true
 	case isMopList(val, txnF):
 		rec.isMops = true
-		ops, err := b.mops(val, &rec)
+		ops, lists, err := b.mops(val, &rec)
 		if err != nil {
 			return err
 		}
-		rec.ops = ops
+		rec.ops, rec.lists = ops, lists
 	case txnF:
 		return b.errf(line, "value", "want a vector of micro-ops like [[:r k v] [:append k v]], got %s", abbrev(val))
 	}
@@ -255,8 +257,9 @@ func isMopList(v *edn.Value, txnF bool) bool {
 	return true
 }
 
-func (b *Builder) mops(v *edn.Value, rec *record) ([]history.Op, error) {
+func (b *Builder) mops(v *edn.Value, rec *record) ([]history.Op, []int32, error) {
 	ops := make([]history.Op, len(v.Items))
+	var lists []int32
 	for i := range v.Items {
 		m := &v.Items[i]
 		f, _ := m.Items[0].Name()
@@ -266,7 +269,7 @@ func (b *Builder) mops(v *edn.Value, rec *record) ([]history.Op, error) {
 		kv := &m.Items[1]
 		key, err := b.scalar(kv, b.H.Keys)
 		if err != nil {
-			return nil, b.errf(rec.line, field, "key %s: %v", abbrev(kv), err)
+			return nil, nil, b.errf(rec.line, field, "key %s: %v", abbrev(kv), err)
 		}
 		o.Key = key
 		var val *edn.Value
@@ -280,20 +283,20 @@ func (b *Builder) mops(v *edn.Value, rec *record) ([]history.Op, error) {
 				break
 			}
 			if val.IsSeq() {
-				o.IsList = true
-				o.List = make([]int32, len(val.Items))
+				off := len(lists)
 				for j := range val.Items {
 					id, err := b.scalar(&val.Items[j], b.H.Values)
 					if err != nil {
-						return nil, b.errf(rec.line, field, "read of key %s: element %d: %v", abbrev(kv), j, err)
+						return nil, nil, b.errf(rec.line, field, "read of key %s: element %d: %v", abbrev(kv), j, err)
 					}
-					o.List[j] = id
+					lists = append(lists, id)
 				}
+				o.SetListSpan(off, len(val.Items))
 				break
 			}
 			id, err := b.scalar(val, b.H.Values)
 			if err != nil {
-				return nil, b.errf(rec.line, field, "read of key %s: %v", abbrev(kv), err)
+				return nil, nil, b.errf(rec.line, field, "read of key %s: %v", abbrev(kv), err)
 			}
 			o.Value = id
 		case "w", "write", "append":
@@ -302,18 +305,18 @@ func (b *Builder) mops(v *edn.Value, rec *record) ([]history.Op, error) {
 				o.Kind = history.Append
 			}
 			if val == nil || val.Kind == edn.Nil {
-				return nil, b.errf(rec.line, field, "[%s %s] needs a value", f, abbrev(kv))
+				return nil, nil, b.errf(rec.line, field, "[%s %s] needs a value", f, abbrev(kv))
 			}
 			id, err := b.scalar(val, b.H.Values)
 			if err != nil {
-				return nil, b.errf(rec.line, field, "%s to key %s: %v", f, abbrev(kv), err)
+				return nil, nil, b.errf(rec.line, field, "%s to key %s: %v", f, abbrev(kv), err)
 			}
 			o.Value = id
 		default:
-			return nil, b.errf(rec.line, field, "unsupported micro-op %s on key %s (want :r, :w or :append)", abbrev(&m.Items[0]), abbrev(kv))
+			return nil, nil, b.errf(rec.line, field, "unsupported micro-op %s on key %s (want :r, :w or :append)", abbrev(&m.Items[0]), abbrev(kv))
 		}
 	}
-	return ops, nil
+	return ops, lists, nil
 }
 
 // fieldName names micro-op i for error messages; a lazily built string
@@ -371,7 +374,7 @@ func (b *Builder) add(rec *record) error {
 		}
 		b.pendOrder++
 		b.pending[p] = &pend{pos: rec.pos, line: rec.line, order: b.pendOrder, index: rec.index, hasIdx: rec.hasIdx, time: rec.time,
-			hasT: rec.hasT, f: rec.f, isTxn: rec.isMops || !rec.fSet || rec.f == "txn", noVal: rec.noVal, ops: rec.ops}
+			hasT: rec.hasT, f: rec.f, isTxn: rec.isMops || !rec.fSet || rec.f == "txn", noVal: rec.noVal, ops: rec.ops, lists: rec.lists}
 		return nil
 	}
 	pd := b.pending[p]
@@ -408,16 +411,16 @@ func (b *Builder) emit(pd *pend, rec *record, session int32) error {
 		b.H.Ignore("client op :f "+rec.f+" without micro-ops", n)
 		return nil
 	}
-	ops := rec.ops
+	ops, lists := rec.ops, rec.lists
 	if rec.noVal {
 		if rec.typ == OK {
 			return b.errf(rec.line, "value", ":ok completion has no :value")
 		}
 		if pd != nil {
-			ops = pd.ops
+			ops, lists = pd.ops, pd.lists
 		}
 	}
-	t := history.Txn{Session: session, Ops: ops}
+	t := history.Txn{Session: session, Ops: ops, Lists: lists}
 	switch rec.typ {
 	case OK:
 		t.Status = history.Committed
@@ -476,7 +479,7 @@ func (b *Builder) Finish() (*history.History, error) {
 				b.H.Ignore("client op :f "+pd.f+" without micro-ops", 1)
 				continue
 			}
-			t := history.Txn{Session: b.H.Sessions.Int(procs[pd]), Status: history.Unknown, Ops: pd.ops}
+			t := history.Txn{Session: b.H.Sessions.Int(procs[pd]), Status: history.Unknown, Ops: pd.ops, Lists: pd.lists}
 			if pd.hasIdx {
 				t.ID = strconv.FormatInt(pd.index, 10)
 			}
@@ -565,10 +568,8 @@ func (b *Builder) normalise() error {
 							"read of key %s returned the scalar %s in a list-append history (want a list or nil)",
 							h.KeyName(o.Key), h.ValueName(o.Value))
 					}
-					o.IsList = true
-					if t.Status == history.Committed {
-						o.List = []int32{}
-					} else {
+					o.SetListSpan(0, 0)
+					if t.Status != history.Committed {
 						o.ListUnknown = true
 					}
 				}

@@ -150,6 +150,7 @@ func FuzzFastSlow(f *testing.F) {
 	f.Add([]byte(sample))
 	f.Add([]byte(certSample))
 	f.Add([]byte(vsetSample))
+	f.Add([]byte(schemaSample))
 	f.Add([]byte(`{"status":"ok","session":3,"ops":[{"f":"r","k":1,"v":[1,2,"x\u00e9"]},{"f":"inc","k":"a\n","v":-4,"x":{"y":[1.5e3,true,null]}}]}`))
 	f.Add([]byte(`{"status":"ok","ops":[{"f":"w","k":1,"v":1.0}]}`))
 	f.Add([]byte(deleteSample))
@@ -181,6 +182,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte(sample))
 	f.Add([]byte(certSample))
 	f.Add([]byte(vsetSample))
+	f.Add([]byte(schemaSample))
 	f.Add([]byte(`{"status":"ok","ops":[{"f":"r","k":1,"v":[1,2,"x"]}]}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		h, err := Decode(bytes.NewReader(b), history.DecodeOptions{Name: "fuzz"})
@@ -320,7 +322,7 @@ func sameHistory(t *testing.T, h1, h2 *history.History) {
 			t.Fatalf("txn %d differs: %+v / %+v", i, a, b)
 		}
 		for j := range a.Ops {
-			if a.Ops[j].Key != b.Ops[j].Key || a.Ops[j].Value != b.Ops[j].Value || !slices.Equal(a.Ops[j].List, b.Ops[j].List) {
+			if a.Ops[j].Key != b.Ops[j].Key || a.Ops[j].Value != b.Ops[j].Value || !slices.Equal(a.ListOf(&a.Ops[j]), b.ListOf(&b.Ops[j])) {
 				t.Fatalf("txn %d op %d ids differ: %+v / %+v", i, j, a.Ops[j], b.Ops[j])
 			}
 		}
@@ -335,6 +337,7 @@ func FuzzParallel(f *testing.F) {
 	}
 	f.Add([]byte(sample))
 	f.Add([]byte(certSample))
+	f.Add([]byte(schemaSample))
 	f.Add([]byte(parallelInput(30, 7)))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		oldMin, oldChunk := parallelMin, chunkSize

@@ -94,11 +94,15 @@ type decoder struct {
 	lx     *Lexer
 	arena  []history.Op      // ops of decoded transactions are carved from here
 	arenas *history.OpArenas // when set, arena comes from here
-	h      *history.History
-	file   string
-	seqs   []int32
-	list   bool
-	allTS  bool
+	// lists collects the list elements of the transaction being decoded
+	// (Txn.Lists); valArena is where they are carved to.
+	lists    []int32
+	valArena []int32
+	h        *history.History
+	file     string
+	seqs     []int32
+	list     bool
+	allTS    bool
 }
 
 func (d *decoder) errf(field, f string, a ...any) error {
@@ -365,6 +369,14 @@ func (d *decoder) txn() error {
 		d.seqs[t.Session]++
 	}
 	t.Ops = ops
+	if n := len(d.lists); n > 0 {
+		if cap(d.valArena)-len(d.valArena) < n {
+			d.valArena = make([]int32, 0, max(n, 1<<16))
+		}
+		t.Lists = d.valArena[len(d.valArena) : len(d.valArena)+n : len(d.valArena)+n]
+		d.valArena = d.valArena[:len(d.valArena)+n]
+		copy(t.Lists, d.lists)
+	}
 	d.h.Add(t)
 	return nil
 }
@@ -467,6 +479,7 @@ func (d *decoder) ops(idx int) ([]history.Op, error) {
 	}
 	// Ops are decoded straight into the shared arena (see push).
 	ops := d.arena[:0]
+	d.lists = d.lists[:0]
 	for first := true; ; first = false {
 		more, err := lx.More(']', first)
 		if err != nil {
@@ -541,8 +554,8 @@ func (d *decoder) ops(idx int) ([]history.Op, error) {
 					}
 				case '[':
 					lx.Next()
-					o.IsList = true
-					o.List = []int32{}
+					off := len(d.lists)
+					o.SetListSpan(off, 0)
 					for f3 := true; ; f3 = false {
 						more, err := lx.More(']', f3)
 						if err != nil {
@@ -553,10 +566,11 @@ func (d *decoder) ops(idx int) ([]history.Op, error) {
 						}
 						v, err := d.scalar(d.h.Values)
 						if err != nil {
-							return nil, d.wrap(fld(i, fmt.Sprintf(".v[%d]", len(o.List))), err)
+							return nil, d.wrap(fld(i, fmt.Sprintf(".v[%d]", len(d.lists)-off)), err)
 						}
-						o.List = append(o.List, v)
+						d.lists = append(d.lists, v)
 					}
+					o.SetListSpan(off, len(d.lists)-off)
 				default:
 					if o.Value, err = d.scalar(d.h.Values); err != nil {
 						return nil, d.wrap(fld(i, ".v"), err)
@@ -777,12 +791,11 @@ func (d *decoder) fastOp() (history.Op, bool) {
 	}
 	switch {
 	case isList:
-		o.IsList = true
-		o.List = make([]int32, n)
+		o.SetListSpan(len(d.lists), n)
 		for x, at := 0, listAt; x < n; x++ {
 			var e int64
 			e, at, _ = fastInt(b, at)
-			o.List[x] = d.h.Values.Int(e)
+			d.lists = append(d.lists, d.h.Values.Int(e))
 			for at < len(b) && (b[at] == ',' || b[at] == ' ' || b[at] == '\t' || b[at] == '\r' || b[at] == '\n') {
 				at++
 			}
@@ -930,7 +943,7 @@ func (e *Encoder) WriteTxn(h *history.History, t *history.Txn) error {
 		switch {
 		case o.Kind == history.Read && o.IsList && !o.ListUnknown:
 			b = append(b, '[')
-			for x, v := range o.List {
+			for x, v := range t.ListOf(o) {
 				if x > 0 {
 					b = append(b, ',')
 				}

@@ -18,7 +18,11 @@ import (
 // COMMIT gives the commit's GTID; its sequence number orders commits
 // (binlog_order_commits, on by default, makes binlog order the commit order).
 type myDB struct {
-	db      *sql.DB
+	db *sql.DB
+	// clients opens recording MariaDB client sessions over gtidConn
+	// (mytrack.go), each on a fresh connection (no idle pool), so every
+	// session's dial is its own; nil when not recording.
+	clients *sql.DB
 	o       Options
 	mariadb bool
 	gtid    bool
@@ -122,6 +126,14 @@ func openMySQL(ctx context.Context, rawURL string, u *url.URL, o Options) (DB, e
 		return nil, fmt.Errorf("mysql %s: %w", Redact(rawURL), ScrubError(err, rawURL))
 	}
 	m := &myDB{db: sql.OpenDB(conn), o: o, dsn: rawURL}
+	if o.Record {
+		cc := cfg.Clone()
+		cc.DialFunc = dialGTID
+		if conn, err := mysql.NewConnector(cc); err == nil {
+			m.clients = sql.OpenDB(conn)
+			m.clients.SetMaxIdleConns(0)
+		}
+	}
 	cctx, cancel := o.connect(ctx)
 	err = m.db.PingContext(cctx)
 	cancel()
@@ -193,7 +205,11 @@ func (m *myDB) Setup(ctx context.Context, stmts ...string) error {
 func (m *myDB) Conn(ctx context.Context) (Conn, error) {
 	cctx, cancel := m.o.connect(ctx)
 	defer cancel()
-	c, err := m.db.Conn(cctx)
+	pool, slot := m.db, &gtidSlot{}
+	if m.gtid && m.clients != nil {
+		pool, cctx = m.clients, context.WithValue(cctx, gtidSlotKey{}, slot)
+	}
+	c, err := pool.Conn(cctx)
 	if err != nil {
 		return nil, ScrubError(err, m.dsn)
 	}
@@ -202,30 +218,65 @@ func (m *myDB) Conn(ctx context.Context) (Conn, error) {
 		return nil, err
 	}
 	sc := &sqlConn{c: c, begin: "START TRANSACTION", classify: classifyMySQL}
-	if m.gtid {
-		// The GTID is read in the COMMIT's own round trip (an extra
-		// round trip per transaction was most of the recording overhead
-		// on MariaDB, docs/benchmarks.md issue 17).
-		sc.commitQuery = "COMMIT; SELECT @@last_gtid"
-		sc.commitScan = func(rows *sql.Rows, ev *TxnEvidence) error {
-			if !rows.Next() {
-				if err := rows.Err(); err != nil {
-					return err
-				}
-				return sql.ErrNoRows
-			}
-			var g sql.NullString
-			if err := rows.Scan(&g); err != nil {
+	if !m.gtid {
+		return sc, nil
+	}
+	scanGTID := func(rows *sql.Rows, ev *TxnEvidence) error {
+		if !rows.Next() {
+			if err := rows.Err(); err != nil {
 				return err
 			}
-			ev.GTID = g.String
-			if n, ok := gtidSeq(g.String); ok {
-				ev.CommitTS.P, ev.CommitTS.Set = n, true
-			}
-			return nil
+			return sql.ErrNoRows
+		}
+		var g sql.NullString
+		if err := rows.Scan(&g); err != nil {
+			return err
+		}
+		setGTID(ev, g.String)
+		return nil
+	}
+	slot.mu.Lock()
+	g := slot.c
+	slot.mu.Unlock()
+	if g != nil {
+		if _, err := c.ExecContext(cctx, "SET SESSION session_track_system_variables = 'last_gtid'"); err != nil {
+			g = nil
+		}
+	}
+	if g == nil {
+		// No session tracking: the GTID is read in the COMMIT's own
+		// round trip (an extra round trip per transaction was most of
+		// the recording overhead on MariaDB, docs/benchmarks.md).
+		sc.commitQuery = "COMMIT; SELECT @@last_gtid"
+		sc.commitScan = scanGTID
+		return sc, nil
+	}
+	// The GTID comes with COMMIT's OK packet (mytrack.go). A transaction
+	// that wrote but whose OK packet carried none (not expected; e.g. a
+	// server that does not track last_gtid although it accepted the
+	// setting) asks for it in a second round trip, so no committed writer
+	// goes without its GTID.
+	sc.afterCommit = func(ctx context.Context, c *sql.Conn, ev *TxnEvidence, wrote bool) {
+		if gt := g.takeGTID(); gt != "" || !wrote {
+			setGTID(ev, gt)
+			return
+		}
+		sc.gtidAsked++
+		if rows, err := c.QueryContext(ctx, "SELECT @@last_gtid"); err == nil {
+			_ = scanGTID(rows, ev)
+			rows.Close()
 		}
 	}
 	return sc, nil
+}
+
+// setGTID records a MariaDB GTID and, in domain 0, its sequence number as
+// the commit position.
+func setGTID(ev *TxnEvidence, g string) {
+	ev.GTID = g
+	if n, ok := gtidSeq(g); ok {
+		ev.CommitTS.P, ev.CommitTS.Set = n, true
+	}
 }
 
 // gtidSeq extracts the sequence number of a MariaDB GTID "domain-server-seq"
@@ -250,6 +301,9 @@ func (m *myDB) Close() error {
 		_, _ = m.lock.ExecContext(context.Background(), "DO RELEASE_LOCK(?)", m.lockName)
 		m.lock.Close()
 		m.lock = nil
+	}
+	if m.clients != nil {
+		m.clients.Close()
 	}
 	return m.db.Close()
 }

@@ -145,19 +145,36 @@ func (p *pgDB) Setup(ctx context.Context, stmts ...string) error {
 	return nil
 }
 
+// Names of the statements every session prepares (see Conn).
+const (
+	pgBeginStmt    = "txray_begin"
+	pgEvidenceStmt = "txray_evidence"
+)
+
 func (p *pgDB) Conn(ctx context.Context) (Conn, error) {
 	c, err := pgx.ConnectConfig(ctx, p.cfg.Copy())
 	if err != nil {
 		return nil, err
 	}
-	begin := "BEGIN ISOLATION LEVEL " + sqlLevel(p.level)
-	if p.o.Record {
-		// One round trip: the SELECT is the transaction's first statement,
-		// so under repeatable read and serializable its snapshot is the
-		// transaction's snapshot.
-		begin += "; SELECT pg_current_xact_id()::text, pg_current_snapshot()::text"
+	// BEGIN and the evidence query are prepared once per session: a
+	// transaction binds and executes them in one round trip (one batch,
+	// one Sync) with no parsing or planning. The evidence query runs
+	// right after BEGIN, so under repeatable read and serializable its
+	// snapshot is the transaction's snapshot, and the xid is known before
+	// the transaction's statements run (a COMMIT whose answer is lost can
+	// still be matched with its commit record).
+	pc := &pgConn{c: c, record: p.o.Record, timeout: p.o.StatementTimeout}
+	sctx, cancel := bounded(ctx, p.o.StatementTimeout)
+	defer cancel()
+	pc.begin, err = c.PgConn().Prepare(sctx, pgBeginStmt, "BEGIN ISOLATION LEVEL "+sqlLevel(p.level), nil)
+	if err == nil && p.o.Record {
+		pc.evq, err = c.PgConn().Prepare(sctx, pgEvidenceStmt, "SELECT pg_current_xact_id()::text, pg_current_snapshot()::text", nil)
 	}
-	return &pgConn{c: c, begin: begin, record: p.o.Record, timeout: p.o.StatementTimeout}, nil
+	if err != nil {
+		c.Close(context.Background())
+		return nil, err
+	}
+	return pc, nil
 }
 
 func (p *pgDB) Close() error {
@@ -173,10 +190,12 @@ func (p *pgDB) Close() error {
 }
 
 type pgConn struct {
-	c      *pgx.Conn
-	begin  string
-	record bool
-	ev     TxnEvidence
+	c *pgx.Conn
+	// begin and evq are the session's prepared BEGIN and evidence query
+	// (evq nil when not recording).
+	begin, evq *pgconn.StatementDescription
+	record     bool
+	ev         TxnEvidence
 	// timeout bounds each statement (Options.StatementTimeout).
 	timeout time.Duration
 }
@@ -187,11 +206,18 @@ func (c *pgConn) Begin(ctx context.Context) error {
 	c.ev = TxnEvidence{}
 	ctx, cancel := bounded(ctx, c.timeout)
 	defer cancel()
-	rs, err := c.c.PgConn().Exec(ctx, c.begin).ReadAll()
+	if c.evq == nil {
+		_, err := c.c.PgConn().ExecStatement(ctx, c.begin, nil, nil, nil).Close()
+		return err
+	}
+	b := &pgconn.Batch{}
+	b.ExecStatement(c.begin, nil, nil, nil)
+	b.ExecStatement(c.evq, nil, nil, nil)
+	rs, err := c.c.PgConn().ExecBatch(ctx, b).ReadAll()
 	if err != nil {
 		return err
 	}
-	if c.record && len(rs) == 2 && len(rs[1].Rows) == 1 && len(rs[1].Rows[0]) == 2 {
+	if len(rs) == 2 && len(rs[1].Rows) == 1 && len(rs[1].Rows[0]) == 2 {
 		r := rs[1].Rows[0]
 		c.ev.XID, _ = strconv.ParseUint(string(r[0]), 10, 64)
 		c.ev.Snapshot = string(r[1])
@@ -305,6 +331,10 @@ type pgStream struct {
 	c    *pgx.Conn
 	slot string
 }
+
+// BackendPID is the server process decoding the slot (benchmarks read its
+// CPU time).
+func (s *pgStream) BackendPID() int { return int(s.c.PgConn().PID()) }
 
 func (s *pgStream) Poll(ctx context.Context) ([]CommitRecord, error) {
 	rows, err := s.c.Query(ctx, `SELECT lsn::text, xid::text, data FROM pg_logical_slot_get_changes($1, NULL, NULL,

@@ -21,8 +21,15 @@ type sqlConn struct {
 	// executed a statement through Exec (wrote); an error aborts the
 	// transaction like any statement error.
 	beforeCommit func(ctx context.Context, c *sql.Conn, ev *TxnEvidence) error
-	wrote        bool
-	ev           TxnEvidence
+	// afterCommit, if set, collects evidence after a plain COMMIT was
+	// acknowledged (wrote: the transaction executed a statement through
+	// Exec); it cannot fail the transaction.
+	afterCommit func(ctx context.Context, c *sql.Conn, ev *TxnEvidence, wrote bool)
+	wrote       bool
+	// gtidAsked counts COMMITs whose GTID took a second round trip
+	// (MariaDB, mysql.go); tests check it stays 0.
+	gtidAsked int
+	ev        TxnEvidence
 	// timeout bounds each statement (0: none; SQLite is in-process).
 	timeout time.Duration
 }
@@ -85,6 +92,9 @@ func (s *sqlConn) Commit(ctx context.Context) error {
 	}
 	if _, err := s.c.ExecContext(ctx, "COMMIT"); err != nil {
 		return err
+	}
+	if s.afterCommit != nil {
+		s.afterCommit(ctx, s.c, &s.ev, s.wrote)
 	}
 	return nil
 }

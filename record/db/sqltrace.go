@@ -60,6 +60,21 @@ func (t *tracedDB) line(sess, sql string, args []any) {
 	}
 }
 
+// HasCommitOrder and Settings forward to the traced adapter, so tracing
+// does not hide its commit order (MariaDB GTIDs, the SQLite counter) or
+// its session settings from the history header.
+func (t *tracedDB) HasCommitOrder() bool {
+	g, ok := t.DB.(interface{ HasCommitOrder() bool })
+	return ok && g.HasCommitOrder()
+}
+
+func (t *tracedDB) Settings() map[string]string {
+	if st, ok := t.DB.(interface{ Settings() map[string]string }); ok {
+		return st.Settings()
+	}
+	return nil
+}
+
 func (t *tracedDB) Conn(ctx context.Context) (Conn, error) {
 	c, err := t.DB.Conn(ctx)
 	if err != nil {

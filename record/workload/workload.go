@@ -51,6 +51,11 @@ type Op struct {
 	// recorder chains these into the version order (record/certificate.go).
 	Prev                int64
 	PrevKnown, PrevNone bool
+	// Row is a write's row image (history.RowImage): the values of its
+	// table's row columns as the write set them, or Deleted for a DELETE
+	// recorded as a write of a tombstone value. Only for tables the
+	// workload declares (TableDecls).
+	Row *history.RowImage
 }
 
 // Pred is a predicate read.
@@ -189,6 +194,14 @@ type Workload interface {
 // (history.PredRead), so the history header can declare them.
 type PredicateReader interface {
 	PredicateReads() bool
+}
+
+// TableDecls is implemented by workloads whose WHERE clauses use columns
+// beyond (k, v): the tables they declare in the history header (key
+// patterns and row columns, history/schema.go), and whose writes carry row
+// images (Op.Row).
+type TableDecls interface {
+	Tables() []history.Table
 }
 
 // Names lists the workloads New accepts.
