@@ -31,9 +31,10 @@ func countDeletes(h *history.History) (deletes, deadInVS int) {
 		}
 	}
 	for i := range h.Txns {
-		for _, o := range h.Txns[i].Ops {
-			if o.Pred != nil {
-				for _, r := range o.Pred.VersionSet {
+		tx := &h.Txns[i]
+		for j := range tx.Ops {
+			if p := tx.PredOf(&tx.Ops[j]); p != nil {
+				for _, r := range p.VersionSet {
 					if dead[[2]int32{r.Key, r.Value}] {
 						deadInVS++
 					}
