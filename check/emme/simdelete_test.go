@@ -31,9 +31,8 @@ func countDeletes(h *history.History) (deletes, deadInVS int) {
 		}
 	}
 	for i := range h.Txns {
-		tx := &h.Txns[i]
-		for j := range tx.Ops {
-			if p := tx.PredOf(&tx.Ops[j]); p != nil {
+		for j := range h.Txns[i].Ops {
+			if p := h.Txns[i].PredOf(&h.Txns[i].Ops[j]); p != nil {
 				for _, r := range p.VersionSet {
 					if dead[[2]int32{r.Key, r.Value}] {
 						deadInVS++
