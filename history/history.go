@@ -158,8 +158,8 @@ const NoValue int32 = -1
 //
 // Layout: an Op is 20 bytes and holds no pointers, so op arrays cost the
 // garbage collector nothing to scan; list elements, predicates and per-op
-// times live in the transaction's side slices (Txn.Lists, Txn.Preds,
-// Txn.OpTimes), which ref and n index. An Op is therefore meaningful only
+// times live in the transaction's side tables (Txn.Lists, and Txn.Ext's
+// Preds and OpTimes), which ref and n index. An Op is therefore meaningful only
 // together with its Txn: copy an op to another transaction with
 // Txn.AppendOp, not by assignment.
 type Op struct {
@@ -171,7 +171,7 @@ type Op struct {
 	Value       int32
 	// ref and n: for a list read, the offset and length of its elements in
 	// Txn.Lists; for a PredRead with a payload, n == 1 and ref is the
-	// index in Txn.Preds. Otherwise zero.
+	// index in Txn.Ext.Preds. Otherwise zero.
 	ref, n uint32
 }
 
@@ -245,39 +245,47 @@ func (t *Txn) ExtendList(o *Op, v ...int32) {
 }
 
 // PredOf returns the payload of PredRead o, an op of t, or nil if it has
-// none. The pointer aliases t.Preds: it stays valid until the next SetPred on
-// t.
+// none. The pointer aliases t.Ext.Preds: it stays valid until the next
+// SetPred on t.
 func (t *Txn) PredOf(o *Op) *Predicate {
-	if o.Kind != PredRead || o.IsList || o.n != 1 || int(o.ref) >= len(t.Preds) {
+	if o.Kind != PredRead || o.IsList || o.n != 1 || t.Ext == nil || int(o.ref) >= len(t.Ext.Preds) {
 		return nil
 	}
-	return &t.Preds[o.ref]
+	return &t.Ext.Preds[o.ref]
 }
 
-// SetPred stores p in t.Preds as the payload of o (an op of t, or one about
+// SetPred stores p in t.Ext.Preds as the payload of o (an op of t, or one about
 // to be added to t.Ops) and returns the stored copy.
 func (t *Txn) SetPred(o *Op, p Predicate) *Predicate {
-	o.IsList, o.ListUnknown, o.ref, o.n = false, false, uint32(len(t.Preds)), 1
-	t.Preds = append(t.Preds, p)
-	return &t.Preds[len(t.Preds)-1]
+	x := t.ext()
+	o.IsList, o.ListUnknown, o.ref, o.n = false, false, uint32(len(x.Preds)), 1
+	x.Preds = append(x.Preds, p)
+	return &x.Preds[len(x.Preds)-1]
 }
 
 // OpTime returns the client interval of op j of t; ok is false when the op
 // has none (HasTime unset).
 func (t *Txn) OpTime(j int) (invoke, complete int64, ok bool) {
-	if !t.Ops[j].HasTime || j >= len(t.OpTimes) {
+	if !t.Ops[j].HasTime || t.Ext == nil || j >= len(t.Ext.OpTimes) {
 		return 0, 0, false
 	}
-	return t.OpTimes[j].Invoke, t.OpTimes[j].Complete, true
+	return t.Ext.OpTimes[j].Invoke, t.Ext.OpTimes[j].Complete, true
 }
 
 // SetOpTime sets op j's client interval (and its HasTime); j < len(t.Ops).
 func (t *Txn) SetOpTime(j int, invoke, complete int64) {
-	if len(t.OpTimes) < len(t.Ops) {
-		t.OpTimes = append(t.OpTimes, make([]OpTime, len(t.Ops)-len(t.OpTimes))...)
+	x := t.ext()
+	if len(x.OpTimes) < len(t.Ops) {
+		x.OpTimes = append(x.OpTimes, make([]OpTime, len(t.Ops)-len(x.OpTimes))...)
 	}
-	t.OpTimes[j] = OpTime{invoke, complete}
+	x.OpTimes[j] = OpTime{invoke, complete}
 	t.Ops[j].HasTime = true
+}
+
+// SetOpTimes sets the client intervals of all ops at once (times is indexed
+// like Ops and kept; entries of ops without HasTime are ignored).
+func (t *Txn) SetOpTimes(times []OpTime) {
+	t.ext().OpTimes = times
 }
 
 // AppendOp appends op j of src to t, copying its list elements, predicate
@@ -310,13 +318,15 @@ func (t *Txn) Clone() Txn {
 	c := *t
 	c.Ops = append([]Op(nil), t.Ops...)
 	c.Lists = append([]int32(nil), t.Lists...)
-	c.OpTimes = append([]OpTime(nil), t.OpTimes...)
-	if t.Preds != nil {
-		c.Preds = make([]Predicate, len(t.Preds))
-		for i, p := range t.Preds {
-			p.Result = append([]Row(nil), p.Result...)
-			p.VersionSet = append([]Row(nil), p.VersionSet...)
-			c.Preds[i] = p
+	if t.Ext != nil {
+		c.Ext = &TxnExt{OpTimes: append([]OpTime(nil), t.Ext.OpTimes...)}
+		if t.Ext.Preds != nil {
+			c.Ext.Preds = make([]Predicate, len(t.Ext.Preds))
+			for i, p := range t.Ext.Preds {
+				p.Result = append([]Row(nil), p.Result...)
+				p.VersionSet = append([]Row(nil), p.VersionSet...)
+				c.Ext.Preds[i] = p
+			}
 		}
 	}
 	return c
@@ -404,11 +414,25 @@ type Txn struct {
 	// Lists holds the elements of the transaction's list reads (see
 	// Txn.ListOf); decoders may carve it from a shared arena.
 	Lists []int32
+	// Ext holds the rarer side tables (predicate payloads, per-op times);
+	// nil when the transaction has neither, which keeps Txn small.
+	Ext *TxnExt
+}
+
+// TxnExt holds a transaction's predicate payloads and per-op times.
+type TxnExt struct {
 	// Preds holds the payloads of its predicate reads (see Txn.PredOf).
 	Preds []Predicate
 	// OpTimes holds per-op client intervals, indexed like Ops, when some op
 	// has HasTime set (see Txn.OpTime); nil otherwise.
 	OpTimes []OpTime
+}
+
+func (t *Txn) ext() *TxnExt {
+	if t.Ext == nil {
+		t.Ext = &TxnExt{}
+	}
+	return t.Ext
 }
 
 // Evidence flags which optional layers a history carries.

@@ -14,6 +14,9 @@ func TestOpLayout(t *testing.T) {
 	if n := unsafe.Sizeof(Op{}); n != 20 {
 		t.Errorf("Op is %d bytes, want 20", n)
 	}
+	if n := unsafe.Sizeof(Txn{}); n > 152 {
+		t.Errorf("Txn is %d bytes, want at most 152 (rare side tables belong in TxnExt)", n)
+	}
 	ty := reflect.TypeOf(Op{})
 	for i := range ty.NumField() {
 		switch ty.Field(i).Type.Kind() {

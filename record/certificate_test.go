@@ -104,8 +104,10 @@ func withoutVersionSets(h *history.History) *history.History {
 	p.Txns = make([]history.Txn, len(h.Txns))
 	for i, tx := range h.Txns {
 		tx = tx.Clone()
-		for j := range tx.Preds {
-			tx.Preds[j].VersionSet, tx.Preds[j].HasVersionSet = nil, false
+		if tx.Ext != nil {
+			for j := range tx.Ext.Preds {
+				tx.Ext.Preds[j].VersionSet, tx.Ext.Preds[j].HasVersionSet = nil, false
+			}
 		}
 		p.Txns[i] = tx
 	}
@@ -456,14 +458,15 @@ func TestPostgresPredicateDeletes(t *testing.T) {
 			sawDeleted, withVS := 0, 0
 			for i := range h.Txns {
 				for j := range h.Txns[i].Ops {
-					p := h.Txns[i].PredOf(&h.Txns[i].Ops[j])
-					if p == nil || h.Txns[i].Status != history.Committed {
+					o := &h.Txns[i].Ops[j]
+					if o.Kind != history.PredRead || h.Txns[i].Status != history.Committed {
 						continue
 					}
-					if p.HasVersionSet {
+					pr := h.Txns[i].PredOf(o)
+					if pr.HasVersionSet {
 						withVS++
 					}
-					for _, r := range p.VersionSet {
+					for _, r := range pr.VersionSet {
 						if dead[[2]int32{r.Key, r.Value}] {
 							sawDeleted++
 						}
@@ -483,7 +486,7 @@ func TestPostgresPredicateDeletes(t *testing.T) {
 			if level == db.RepeatableRead {
 				wantValid(t, checkWith(t, h, "emme", "snapshot-isolation", nil))
 			} else {
-				wantValidOrPGSSIFinding(t, u, checkWith(t, h, "emme", "serializable", nil))
+				wantValidOrPGSSIFinding(t, u, h, checkWith(t, h, "emme", "serializable", nil))
 			}
 		})
 	}

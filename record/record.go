@@ -721,6 +721,7 @@ type polled struct {
 func (r *recorder) poller(ctx context.Context, period time.Duration) (<-chan polled, func()) {
 	out := make(chan polled)
 	done := make(chan struct{})
+	stream := r.stream // the recorder clears r.stream only after a failed read, which ends this goroutine
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
@@ -734,7 +735,7 @@ func (r *recorder) poller(ctx context.Context, period time.Duration) (<-chan pol
 			case <-t.C:
 			}
 			pctx, cancel := context.WithTimeout(ctx, r.cfg.StatementTimeout)
-			recs, err := r.stream.Poll(pctx)
+			recs, err := stream.Poll(pctx)
 			cancel()
 			select {
 			case out <- polled{recs, err}:
@@ -816,14 +817,14 @@ func (r *recorder) forgetReads(t *history.Txn) {
 			r.h.Ignore("predicate read in a transaction with unknown outcome (result not trusted)", 1)
 			continue
 		}
-		if j < len(t.OpTimes) {
-			times = append(times, t.OpTimes[j])
+		if t.Ext != nil && j < len(t.Ext.OpTimes) {
+			times = append(times, t.Ext.OpTimes[j])
 		}
 		ops = append(ops, o)
 	}
-	t.Ops, t.Lists, t.Preds = ops, nil, nil
-	if t.OpTimes != nil {
-		t.OpTimes = times
+	t.Ops, t.Lists = ops, nil
+	if t.Ext != nil {
+		t.Ext = &history.TxnExt{OpTimes: times}
 	}
 }
 

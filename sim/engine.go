@@ -200,6 +200,7 @@ type engine struct {
 	opsBuf  []history.Op
 	listBuf []int32
 	timeBuf []history.OpTime
+	extBuf  history.TxnExt
 	cand    []*txn
 }
 
@@ -1119,6 +1120,12 @@ func (e *engine) emit(t *txn) {
 	*ht = history.Txn{Session: e.sess[t.client], Seq: t.seq, Status: rec, HasTime: true,
 		Invoke: t.invoke, Complete: t.complete,
 		ID: "c" + strconv.Itoa(t.client) + "-" + strconv.Itoa(int(t.seq))}
+	if e.stream {
+		// one side-table record for every streamed transaction (the sink
+		// uses a transaction during its call only)
+		e.extBuf = history.TxnExt{}
+		ht.Ext = &e.extBuf
+	}
 	if t.begun {
 		ht.StartTS = history.Timestamp{P: t.sts, Set: true}
 		if t.recSTS != 0 {
@@ -1168,7 +1175,8 @@ func (e *engine) emit(t *txn) {
 		ops = append(ops, op)
 		times = append(times, tm)
 	}
-	ht.Ops, ht.Lists, ht.OpTimes = ops, lists, times
+	ht.Ops, ht.Lists = ops, lists
+	ht.SetOpTimes(times)
 	if e.stream {
 		e.opsBuf, e.listBuf, e.timeBuf = ops, lists, times
 	}

@@ -162,8 +162,10 @@ func TestSimVersionSetsInferred(t *testing.T) {
 			inferred.Txns = make([]history.Txn, len(h.Txns))
 			for i, tx := range h.Txns {
 				tx = tx.Clone()
-				for j := range tx.Preds {
-					tx.Preds[j].VersionSet, tx.Preds[j].HasVersionSet = nil, false
+				if tx.Ext != nil {
+					for j := range tx.Ext.Preds {
+						tx.Ext.Preds[j].VersionSet, tx.Ext.Preds[j].HasVersionSet = nil, false
+					}
 				}
 				inferred.Txns[i] = tx
 			}

@@ -122,8 +122,6 @@ func TestOnlineColdKeysMatchOffline(t *testing.T) {
 // empty and absent ones, predicate reads with and without version sets,
 // extreme timestamps).
 func TestSpillRoundTrip(t *testing.T) {
-	// Built with the setters in the order decodeTxn applies them (per op:
-	// time, list, predicate), so the side slices line up for DeepEqual.
 	t0 := history.Txn{Index: 7, Session: 2, Seq: 3, Status: history.Committed, HasTime: true, Invoke: 100, Complete: 90, ID: "c2-3",
 		Ops: []history.Op{
 			{Kind: history.Write, Key: 1, Value: 5},
@@ -134,6 +132,7 @@ func TestSpillRoundTrip(t *testing.T) {
 			{Kind: history.PredRead},
 			{Kind: history.Append, Key: 2, Value: 1 << 30},
 		}}
+	// in the order decodeTxn sets them: per op its time, list, predicate
 	t0.SetOpTime(0, 101, 102)
 	t0.SetOpTime(1, -1<<63, 1<<63-1)
 	t0.SetList(&t0.Ops[1], []int32{1, -2, 3})

@@ -198,10 +198,10 @@ func (e *engine) declaredRegion(t *txn, i int32, p *history.Predicate) bool {
 // version that does not satisfy the clause. A version the clause cannot be
 // evaluated on could be (no report rests on it).
 func (e *engine) absentSees(t *txn, i, key, v int32) bool {
-	p := t.ref.PredOf(&t.ref.Ops[i])
-	if p == nil {
+	pr := t.ref.PredOf(&t.ref.Ops[i])
+	if pr == nil {
 		return true
 	}
-	m, err := e.regionIdx().schema.Compile(p.Table, p.Where).Matches(key, v)
+	m, err := e.regionIdx().schema.Compile(pr.Table, pr.Where).Matches(key, v)
 	return err != nil || !m
 }

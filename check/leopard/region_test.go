@@ -49,7 +49,7 @@ func TestPredicateRegions(t *testing.T) {
 		k3 := h.Keys.Int(3)
 		h.Keys.Int(9) // a key outside the region, never written
 		h.Add(history.Txn{Session: 0, Status: history.Committed, HasTime: true, Invoke: 0, Complete: commit,
-			Ops: []history.Op{{Kind: history.Write, Key: k3, Value: h.Values.Int(7), HasTime: true}}, OpTimes: []history.OpTime{{Invoke: 5, Complete: 10}}})
+			Ops: []history.Op{{Kind: history.Write, Key: k3, Value: h.Values.Int(7), HasTime: true}}, Ext: &history.TxnExt{OpTimes: []history.OpTime{{Invoke: 5, Complete: 10}}}})
 		var res []history.Row
 		for _, r := range rows {
 			res = append(res, history.Row{Key: h.Keys.Int(r[0]), Value: h.Values.Int(r[1])})

@@ -134,12 +134,12 @@ func (r *reporter) txnString(t *txn) string {
 	var b strings.Builder
 	b.WriteString(r.name(t))
 	b.WriteString(" [")
-	ref := r.ref(t)
-	for i := range ref.Ops {
+	ops := r.ref(t).Ops
+	for i := range ops {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString(r.opString(ref, &ref.Ops[i]))
+		b.WriteString(r.opString(r.ref(t), &ops[i]))
 	}
 	b.WriteString("]")
 	if t.status != history.Committed {
@@ -551,11 +551,11 @@ func (r *reporter) absentOwn(e *engine, t *txn, i, k int32, w *writeEnt) {
 // absentCols renders the columns of version v of k that op i's clause
 // uses.
 func (r *reporter) absentCols(e *engine, t *txn, i, k, v int32) string {
-	p := t.ref.PredOf(&t.ref.Ops[i])
-	if p == nil {
+	pr := t.ref.PredOf(&t.ref.Ops[i])
+	if pr == nil {
 		return ""
 	}
-	return e.regionIdx().schema.Compile(p.Table, p.Where).Describe(k, v)
+	return e.regionIdx().schema.Compile(pr.Table, pr.Where).Describe(k, v)
 }
 
 // crAbsent: a predicate read on a declared table did not return a row of

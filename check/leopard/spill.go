@@ -136,10 +136,10 @@ func encodeTxn(b []byte, t *history.Txn) []byte {
 	for i := range t.Ops {
 		o := &t.Ops[i]
 		p := t.PredOf(o)
+		inv, com, _ := t.OpTime(i)
 		b = append(b, byte(o.Kind), bit(o.IsList, 1)|bit(o.ListUnknown, 2)|bit(o.HasTime, 4)|bit(o.IsList, 8)|bit(p != nil, 16))
 		b = binary.AppendVarint(b, int64(o.Key))
 		b = binary.AppendVarint(b, int64(o.Value))
-		inv, com, _ := t.OpTime(i)
 		b = binary.AppendVarint(b, inv-t.Invoke)
 		b = binary.AppendVarint(b, com-inv)
 		if o.IsList {
@@ -276,12 +276,12 @@ func decodeTxn(p []byte) (*history.Txn, error) {
 		o := &t.Ops[i]
 		o.Kind = history.Kind(r.byte())
 		f := r.byte()
-		o.IsList, o.ListUnknown, o.HasTime = f&1 != 0, f&2 != 0, f&4 != 0
+		o.IsList, o.ListUnknown = f&1 != 0, f&2 != 0
 		o.Key = int32(r.varint())
 		o.Value = int32(r.varint())
 		inv := t.Invoke + r.varint()
 		com := inv + r.varint()
-		if o.HasTime {
+		if f&4 != 0 {
 			t.SetOpTime(i, inv, com)
 		}
 		if f&8 != 0 {

@@ -377,8 +377,9 @@ func (e *engine) end(t *txn) {
 			status: t.status, hasVersion: t.status != history.Aborted, sureCommit: t.status == history.Committed, locked: we.locked,
 			list: int(we.op) < len(t.ref.Ops) && t.ref.Ops[we.op].Kind == history.Append}
 		if len(we.earlier) > 0 {
-			// A copy: a pointer to we.earlier would keep t's whole
-			// write set alive as long as the version stays.
+			// Its own slice header: a pointer to we.earlier, inside
+			// t.writes, would keep t's whole write set alive as long as
+			// the version stays.
 			ev := slices.Clip(we.earlier)
 			w.earlier = &ev
 		}
@@ -782,12 +783,14 @@ func compactTxn(t *history.Txn) *history.Txn {
 		Invoke: t.Invoke, Complete: t.Complete}
 	c.Ops = slices.Clone(t.Ops)
 	c.Lists = slices.Clone(t.Lists)
-	c.OpTimes = slices.Clone(t.OpTimes)
-	if t.Preds != nil {
-		c.Preds = make([]history.Predicate, len(t.Preds))
-		for i, p := range t.Preds {
-			p.Result = append([]history.Row(nil), p.Result...)
-			c.Preds[i] = p
+	if t.Ext != nil {
+		c.Ext = &history.TxnExt{OpTimes: slices.Clone(t.Ext.OpTimes)}
+		if t.Ext.Preds != nil {
+			c.Ext.Preds = make([]history.Predicate, len(t.Ext.Preds))
+			for i, p := range t.Ext.Preds {
+				p.Result = append([]history.Row(nil), p.Result...)
+				c.Ext.Preds[i] = p
+			}
 		}
 	}
 	return c

@@ -161,7 +161,7 @@ func listView(h *history.History) (view *history.History, as []check.Anomaly, co
 		t := &h.Txns[ti]
 		nt := history.Txn{Index: t.Index, Session: t.Session, Seq: t.Seq, Status: t.Status, HasTime: t.HasTime,
 			Invoke: t.Invoke, Complete: t.Complete, StartTS: t.StartTS, CommitTS: t.CommitTS, ID: t.ID,
-			Ops: make([]history.Op, len(t.Ops)), OpTimes: t.OpTimes}
+			Ops: make([]history.Op, len(t.Ops)), Ext: t.Ext} // Ext for op times; no op of nt refers to a predicate
 		expect := map[int32][]int32{} // key -> the list this txn must read next (after a first read or own appends)
 		readBefore := map[int32]bool{}
 		for j := range t.Ops {

@@ -84,7 +84,8 @@ type Builder struct {
 	File     string
 	Workload string
 
-	pending        map[int64]*pend
+	pending        map[int64]*pend // pending invocations (processes from maxDenseProc and negative ones)
+	pendDense      []*pend         // pending invocations of processes 0 <= p < maxDenseProc
 	pendOrder      int
 	seqs           map[int32]int32
 	lines          []int32 // source line of each txn's completion (or invocation)
@@ -104,6 +105,7 @@ type Builder struct {
 	arenas   *history.OpArenas // when set, opArena comes from here
 	valArena []int32
 	freeOps  [][]history.Op
+	freePend []*pend // pending-invocation records to reuse
 	lastList [][]listElem
 	// pos counts client records in file order: Elle derives real-time
 	// order from the order of invocations and completions in the history,
@@ -369,21 +371,28 @@ func (b *Builder) add(rec *record) error {
 	}
 	p := rec.proc
 	if rec.typ == Invoke {
-		if old := b.pending[p]; old != nil {
+		if old := b.getPend(p); old != nil {
 			return b.errf(rec.line, "process", "process %d invokes again while its invocation on line %d is still pending", p, old.line)
 		}
 		b.pendOrder++
-		b.pending[p] = &pend{pos: rec.pos, line: rec.line, order: b.pendOrder, index: rec.index, hasIdx: rec.hasIdx, time: rec.time,
+		var pd *pend
+		if k := len(b.freePend); k > 0 {
+			pd, b.freePend = b.freePend[k-1], b.freePend[:k-1]
+		} else {
+			pd = new(pend)
+		}
+		*pd = pend{pos: rec.pos, line: rec.line, order: b.pendOrder, index: rec.index, hasIdx: rec.hasIdx, time: rec.time,
 			hasT: rec.hasT, f: rec.f, isTxn: rec.isMops || !rec.fSet || rec.f == "txn", noVal: rec.noVal, ops: rec.ops, lists: rec.lists}
+		b.setPend(p, pd)
 		return nil
 	}
-	pd := b.pending[p]
+	pd := b.getPend(p)
 	if pd == nil {
 		if b.stray == 0 {
 			b.stray, b.strayProc = rec.line, p
 		}
 	} else {
-		delete(b.pending, p)
+		b.setPend(p, nil)
 	}
 	if err := b.emit(pd, rec, b.H.Sessions.Int(p)); err != nil {
 		return err
@@ -394,7 +403,42 @@ func (b *Builder) add(rec *record) error {
 		// takes buffers back out).
 		b.freeOps = append(b.freeOps, pd.ops[:0])
 	}
+	if pd != nil && len(b.freePend) < maxFreeOps {
+		// emit copied what it needed: the record can hold a later
+		// invocation (one allocation per process instead of per txn).
+		*pd = pend{}
+		b.freePend = append(b.freePend, pd)
+	}
 	return nil
+}
+
+// maxDenseProc bounds the process numbers whose pending invocation is kept
+// in Builder.pendDense (a slice lookup) rather than the map.
+const maxDenseProc = 1 << 12
+
+func (b *Builder) getPend(p int64) *pend {
+	if p >= 0 && p < maxDenseProc {
+		if p < int64(len(b.pendDense)) {
+			return b.pendDense[p]
+		}
+		return nil
+	}
+	return b.pending[p]
+}
+
+// setPend records pd as p's pending invocation (nil: none).
+func (b *Builder) setPend(p int64, pd *pend) {
+	switch {
+	case p >= 0 && p < maxDenseProc:
+		for p >= int64(len(b.pendDense)) {
+			b.pendDense = append(b.pendDense, nil)
+		}
+		b.pendDense[p] = pd
+	case pd == nil:
+		delete(b.pending, p)
+	default:
+		b.pending[p] = pd
+	}
 }
 
 // emit adds the transaction for completion rec (invocation pd, possibly nil).
@@ -466,6 +510,12 @@ func (b *Builder) Finish() (*history.History, error) {
 	if b.stray != 0 && b.anyInvoke {
 		return nil, b.errf(b.stray, "process", "completion by process %d with no pending invocation", b.strayProc)
 	}
+	for p, pd := range b.pendDense {
+		if pd != nil {
+			b.pending[int64(p)] = pd
+		}
+	}
+	b.pendDense = nil
 	if len(b.pending) > 0 {
 		ps := make([]*pend, 0, len(b.pending))
 		procs := make(map[*pend]int64, len(b.pending))

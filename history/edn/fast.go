@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/txray/txray/history"
+	"github.com/txray/txray/internal/digits"
 	"github.com/txray/txray/internal/edn"
 )
 
@@ -132,11 +133,7 @@ func integer(b []byte, i int) (n int64, j int, ok bool) {
 		neg = true
 		i++
 	}
-	j = i
-	for j < len(b) && b[j] >= '0' && b[j] <= '9' && j-i < 18 {
-		n = n*10 + int64(b[j]-'0')
-		j++
-	}
+	n, j = digits.Parse(b, i, 18)
 	if j == i || j >= len(b) || !isFastDelim[b[j]] || (b[i] == '0' && j-i > 1) || (neg && n == 0) {
 		return 0, 0, false
 	}

@@ -19,7 +19,7 @@ type fast struct {
 	ops []history.Op // scratch for one line
 	lst []int32      // scratch for one list
 	// scratch for one line: list elements of its ops (Txn.Lists), per-op
-	// times (Txn.OpTimes) and whether any op had a time.
+	// times (Txn.SetOpTimes) and whether any op had a time.
 	lists   []int32
 	times   []history.OpTime
 	anyTime bool
@@ -443,7 +443,7 @@ func (p *fast) line(b []byte, d *decoder, t *history.Txn) bool {
 		copy(t.Lists, p.lists)
 	}
 	if p.anyTime {
-		t.OpTimes = append([]history.OpTime(nil), p.times...)
+		t.SetOpTimes(append([]history.OpTime(nil), p.times...))
 	}
 	return true
 }
