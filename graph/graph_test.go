@@ -402,18 +402,63 @@ func bruteTypesIn(g *Graph, in map[int32]bool) map[[2]int]bool {
 	found := map[[2]int]bool{}
 	var path []int32
 	onPath := make([]bool, n)
-	var rels func(i int, es []Edge)
-	rels = func(i int, es []Edge) {
-		if i == len(path) {
+	// rels classifies every choice of one edge per consecutive pair of the
+	// path. Enumerating the choices is exponential in the path length (5^6
+	// per cycle on a dense 6-node graph made a fuzz worker time out), so
+	// partial choices are merged when they agree on everything classify
+	// reads: the first and last relation, which relations occur, the rw
+	// count (capped at 2) and whether two rw edges were adjacent. One
+	// representative edge list per summary is classified by classify itself.
+	type summary struct {
+		first, last      Rel
+		ww, wr, proc, rt bool
+		rw               int8
+		adj              bool
+	}
+	step := func(s summary, e Edge, first bool) summary {
+		r := lowRel(e.Rel)
+		if first {
+			s.first = r
+		} else if r == RW && s.last == RW {
+			s.adj = true
+		}
+		s.last = r
+		switch r {
+		case WW:
+			s.ww = true
+		case WR:
+			s.wr = true
+		case RW:
+			if s.rw < 2 {
+				s.rw++
+			}
+		case Process:
+			s.proc = true
+		case Realtime:
+			s.rt = true
+		}
+		return s
+	}
+	rels := func() {
+		frontier := map[summary][]Edge{{}: nil}
+		for i := range path {
+			a, c := path[i], path[(i+1)%len(path)]
+			next := map[summary][]Edge{}
+			for s, es := range frontier {
+				for _, r := range []Rel{WW, WR, RW, Process, Realtime} {
+					if e, ok := g.Edge(a, c, r); ok {
+						s2 := step(s, e, i == 0)
+						if _, seen := next[s2]; !seen {
+							next[s2] = append(append([]Edge(nil), es...), e)
+						}
+					}
+				}
+			}
+			frontier = next
+		}
+		for _, es := range frontier {
 			if b, v, ok := classify(es); ok {
 				found[[2]int{b, v}] = true
-			}
-			return
-		}
-		a, c := path[i], path[(i+1)%len(path)]
-		for _, r := range []Rel{WW, WR, RW, Process, Realtime} {
-			if e, ok := g.Edge(a, c, r); ok {
-				rels(i+1, append(es, e))
 			}
 		}
 	}
@@ -424,7 +469,7 @@ func bruteTypesIn(g *Graph, in map[int32]bool) map[[2]int]bool {
 				continue
 			}
 			if w == start && len(path) >= 2 {
-				rels(0, nil)
+				rels()
 				continue
 			}
 			if w <= start || onPath[w] || (in != nil && !in[w]) {
@@ -562,19 +607,26 @@ func TestExplainGolden(t *testing.T) {
 	x, y := h.Keys.Str("x"), h.Keys.Str("y")
 	v1, v2, v3 := h.Values.Int(1), h.Values.Int(2), h.Values.Int(3)
 	s0, s1 := h.Sessions.Str("c0"), h.Sessions.Str("c1")
-	h.Add(history.Txn{Session: s0, Seq: 0, ID: "a", HasTime: true, Invoke: 10, Complete: 20,
-		Ops: []history.Op{{Kind: history.Append, Key: x, Value: v1}, {Kind: history.Read, IsList: true, Key: y, List: []int32{}}}})
-	h.Add(history.Txn{Session: s1, Seq: 0, ID: "b", HasTime: true, Invoke: 15, Complete: 30,
-		Ops: []history.Op{{Kind: history.Append, Key: y, Value: v2}, {Kind: history.Read, IsList: true, Key: x, List: []int32{v1}}}})
-	h.Add(history.Txn{Session: s0, Seq: 1, ID: "c", HasTime: true, Invoke: 40, Complete: 50,
-		Ops: []history.Op{{Kind: history.Read, IsList: true, Key: x, List: []int32{}}, {Kind: history.Append, Key: x, Value: v3}}})
+	// add adds t after making op j a list read of l (j < 0: none).
+	add := func(t history.Txn, j int, l ...int32) {
+		if j >= 0 {
+			t.SetList(&t.Ops[j], l)
+		}
+		h.Add(t)
+	}
+	add(history.Txn{Session: s0, Seq: 0, ID: "a", HasTime: true, Invoke: 10, Complete: 20,
+		Ops: []history.Op{{Kind: history.Append, Key: x, Value: v1}, {Kind: history.Read, Key: y}}}, 1)
+	add(history.Txn{Session: s1, Seq: 0, ID: "b", HasTime: true, Invoke: 15, Complete: 30,
+		Ops: []history.Op{{Kind: history.Append, Key: y, Value: v2}, {Kind: history.Read, Key: x}}}, 1, v1)
+	add(history.Txn{Session: s0, Seq: 1, ID: "c", HasTime: true, Invoke: 40, Complete: 50,
+		Ops: []history.Op{{Kind: history.Read, Key: x}, {Kind: history.Append, Key: x, Value: v3}}}, 0)
 	// A second component: T4 (e) completed before T3 (d) began, yet T3's
 	// write is visible to T4: G1c-realtime.
 	z, v4 := h.Keys.Str("z"), h.Values.Int(4)
 	h.Add(history.Txn{Session: s1, Seq: 1, ID: "d", HasTime: true, Invoke: 80, Complete: 90,
 		Ops: []history.Op{{Kind: history.Append, Key: z, Value: v4}}})
-	h.Add(history.Txn{Session: -1, ID: "e", HasTime: true, Invoke: 60, Complete: 70,
-		Ops: []history.Op{{Kind: history.Read, IsList: true, Key: z, List: []int32{v4}}}})
+	add(history.Txn{Session: -1, ID: "e", HasTime: true, Invoke: 60, Complete: 70,
+		Ops: []history.Op{{Kind: history.Read, Key: z}}}, 0, v4)
 	b := NewBuilder(5)
 	b.Add(3, 4, WR, Why{Key: z, V1: v4, V2: -1, Op1: 0, Op2: 0})
 	b.Add(0, 1, RW, Why{Key: y, V1: -1, V2: v2, Op1: 1, Op2: 0})

@@ -43,7 +43,7 @@ func TestOpArenasAreZeroed(t *testing.T) {
 			t.Fatalf("Next(%d): %d ops", min, len(s))
 		}
 		for i := range s {
-			if o := s[i]; o.Kind != 0 || o.Key != 0 || o.Value != 0 || o.List != nil || o.Pred != nil || o.Invoke != 0 {
+			if s[i] != (Op{}) {
 				t.Fatalf("op %d not zero: %+v", i, s[i])
 			}
 		}

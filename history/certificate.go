@@ -9,10 +9,12 @@ package history
 //   - for every predicate read, its version set (Predicate.VersionSet with
 //     HasVersionSet): the version of each row of the table that the
 //     statement evaluated its WHERE clause on, one Row per key, whether or
-//     not it matched. A Row whose Value is NoValue is the row's "unborn"
-//     (not yet inserted, or deleted) version, which matches no predicate.
-//     Rows of the table absent from the version set were read at their
-//     unborn version.
+//     not it matched. A Row whose Value is NoValue is the row's initial
+//     "unborn" (not yet inserted) version, and a Row whose Value is a
+//     Delete op's tombstone is that deleted version; neither matches any
+//     predicate. Rows of the table absent from the version set were read
+//     at their unborn version (a writer that knows of deletes names the
+//     deleted version instead).
 //
 // An expected serialization order is the order a concurrency-control
 // protocol promises transactions serialize in: commit order for two-phase
@@ -45,7 +47,8 @@ func (h *History) SerialTS(t *Txn) (Timestamp, bool) {
 	return Timestamp{}, false
 }
 
-// PredColumns are the columns of the rows txray records (recorder tables
-// and predicate-read rows are (k, v): the row key and its value); WHERE
-// clauses of PredRead ops are evaluated over them.
+// PredColumns are the columns of the rows of a table the history does not
+// declare (recorder tables and predicate-read rows are (k, v): the row key
+// and its value); WHERE clauses of PredRead ops on such tables are
+// evaluated over them. Declared tables have their own columns (schema.go).
 var PredColumns = []string{"k", "v"}

@@ -76,7 +76,7 @@ func versionOrderFromCommits(h *history.History) bool {
 		}
 		for j := len(t.Ops) - 1; j >= 0; j-- {
 			o := &t.Ops[j]
-			if o.Kind != history.Write || o.Value == history.NoValue {
+			if !o.Kind.IsWrite() || o.Value == history.NoValue {
 				continue
 			}
 			if !t.CommitTS.Set {
@@ -127,8 +127,9 @@ func (r *recorder) certify() error {
 		r.warn(fmt.Sprintf("version sets: %v; none derived", err))
 		filled = 0
 		for _, ps := range r.snaps {
-			if p := h.Txns[ps.txn].Ops; int(ps.op) < len(p) && p[ps.op].Pred != nil {
-				p[ps.op].Pred.VersionSet, p[ps.op].Pred.HasVersionSet = nil, false
+			if t := &h.Txns[ps.txn]; int(ps.op) < len(t.Ops) && t.PredOf(&t.Ops[ps.op]) != nil {
+				p := t.PredOf(&t.Ops[ps.op])
+				p.VersionSet, p.HasVersionSet = nil, false
 			}
 		}
 		h.Evidence.VersionSets = false
@@ -155,8 +156,8 @@ func (r *recorder) certify() error {
 	}
 	for _, ps := range r.snaps {
 		t := &h.Txns[ps.txn]
-		if int(ps.op) < len(t.Ops) && t.Ops[ps.op].Pred != nil && t.Ops[ps.op].Pred.HasVersionSet {
-			if err := r.w.WriteVersionSet(h, t, int(ps.op), t.Ops[ps.op].Pred.VersionSet); err != nil {
+		if int(ps.op) < len(t.Ops) && t.PredOf(&t.Ops[ps.op]) != nil && t.PredOf(&t.Ops[ps.op]).HasVersionSet {
+			if err := r.w.WriteVersionSet(h, t, int(ps.op), t.PredOf(&t.Ops[ps.op]).VersionSet); err != nil {
 				return err
 			}
 		}
@@ -191,13 +192,13 @@ func (r *recorder) chainVersions(st history.Status, raw []workload.Op, ops []his
 	c := &r.chains
 	for i := range raw {
 		o := &raw[i]
-		if o.Kind != history.Write || !o.HasValue {
+		if !o.Kind.IsWrite() || !o.HasValue {
 			continue
 		}
 		k := ops[i].Key
 		first, last := true, true
 		for j := range raw {
-			if j != i && raw[j].Kind == history.Write && ops[j].Key == k {
+			if j != i && raw[j].Kind.IsWrite() && ops[j].Key == k {
 				if j < i {
 					first = false
 				} else {
@@ -213,7 +214,7 @@ func (r *recorder) chainVersions(st history.Status, raw []workload.Op, ops []his
 		src := o
 		if !first {
 			for j := range raw {
-				if raw[j].Kind == history.Write && ops[j].Key == k {
+				if raw[j].Kind.IsWrite() && ops[j].Key == k {
 					src = &raw[j]
 					break
 				}
@@ -417,10 +418,17 @@ func (r *recorder) versionSetsFromSnapshots(h *history.History) (filled, skipped
 	}
 	writer := map[uint64]int32{}
 	finalKeys := map[int32]bool{}
+	var dead map[uint64]bool // tombstones (deleted versions)
 	for i := range h.Txns {
 		t := &h.Txns[i]
 		for _, o := range t.Ops {
-			if o.Kind == history.Write && o.Value != history.NoValue {
+			if o.Kind == history.Delete && o.Value != history.NoValue {
+				if dead == nil {
+					dead = map[uint64]bool{}
+				}
+				dead[packKV(o.Key, o.Value)] = true
+			}
+			if o.Kind.IsWrite() && o.Value != history.NoValue {
 				writer[packKV(o.Key, o.Value)] = t.Index
 				if t.Status == history.Committed {
 					finalKeys[o.Key] = true
@@ -459,14 +467,15 @@ func (r *recorder) versionSetsFromSnapshots(h *history.History) (filled, skipped
 		kv[k] = e
 	}
 	parsed := map[string]*pgSnapshot{}
+	tableOf := map[int32]int{}
 	for _, ps := range r.snaps {
 		t := &h.Txns[ps.txn]
-		if t.Status != history.Committed || int(ps.op) >= len(t.Ops) || t.Ops[ps.op].Kind != history.PredRead || t.Ops[ps.op].Pred == nil {
+		if t.Status != history.Committed || int(ps.op) >= len(t.Ops) || t.Ops[ps.op].Kind != history.PredRead || t.PredOf(&t.Ops[ps.op]) == nil {
 			continue
 		}
 		var own map[int32]int32 // nil (no allocation) for reads before any write
 		for _, o := range t.Ops[:ps.op] {
-			if o.Kind == history.Write && o.Value != history.NoValue {
+			if o.Kind.IsWrite() && o.Value != history.NoValue {
 				if own == nil {
 					own = map[int32]int32{}
 				}
@@ -478,12 +487,14 @@ func (r *recorder) versionSetsFromSnapshots(h *history.History) (filled, skipped
 			shadow = withOwn(ps.shadow, own)
 		}
 		use := func(vs []history.Row) {
-			p := t.Ops[ps.op].Pred
+			p := t.PredOf(&t.Ops[ps.op])
 			p.VersionSet, p.HasVersionSet = vs, true
 			filled++
 		}
 		if !complete || ps.snap == "" {
-			if shadow != nil {
+			// A shadow transaction sees a deleted row as absent, which
+			// with deletes is not the unborn version it would stand for.
+			if shadow != nil && dead == nil {
 				use(shadow)
 				r.shadow.used++
 			} else {
@@ -500,9 +511,26 @@ func (r *recorder) versionSetsFromSnapshots(h *history.History) (filled, skipped
 			snap = &s
 			parsed[ps.snap] = snap
 		}
+		// A declared table's version set is its own rows (history/schema.go);
+		// an undeclared one's every key.
+		ti := h.TableByName(t.PredOf(&t.Ops[ps.op]).Table)
+		member := func(k int32) bool {
+			if ti < 0 {
+				return true
+			}
+			x, ok := tableOf[k]
+			if !ok {
+				x = h.TableOf(k)
+				tableOf[k] = x
+			}
+			return x == ti
+		}
 		vs := make([]history.Row, 0, len(keys)+len(own))
 		ok := true
 		for _, k := range keys {
+			if !member(k) {
+				continue
+			}
 			if v, mine := own[k]; mine {
 				vs = append(vs, history.Row{Key: k, Value: v})
 				continue
@@ -520,7 +548,7 @@ func (r *recorder) versionSetsFromSnapshots(h *history.History) (filled, skipped
 			}
 		}
 		if !ok {
-			if shadow != nil {
+			if shadow != nil && dead == nil {
 				use(shadow)
 				r.shadow.used++
 			} else {
@@ -529,13 +557,13 @@ func (r *recorder) versionSetsFromSnapshots(h *history.History) (filled, skipped
 			continue
 		}
 		for _, k := range slices.Sorted(maps.Keys(own)) {
-			if _, ordered := kv[k]; !ordered {
+			if _, ordered := kv[k]; !ordered && member(k) {
 				vs = append(vs, history.Row{Key: k, Value: own[k]})
 			}
 		}
 		if shadow != nil {
 			r.shadow.compared++
-			if d := diffRows(h, vs, shadow); d != "" {
+			if d := diffRows(h, vs, shadow, dead); d != "" {
 				r.shadow.mismatched++
 				if r.shadow.example == "" {
 					r.shadow.example = fmt.Sprintf("%s's predicate read (op %d): %s", h.TxnName(t.Index), ps.op, d)
@@ -607,12 +635,13 @@ func withOwn(rows []history.Row, own map[int32]int32) []history.Row {
 }
 
 // diffRows describes the first difference between two version sets ("" if
-// they are equal as sets of rows; an unborn row equals an absent one).
-func diffRows(h *history.History, a, b []history.Row) string {
+// they are equal as sets of rows; an unborn row and a deleted one (in dead)
+// equal an absent one: a shadow transaction sees neither).
+func diffRows(h *history.History, a, b []history.Row, dead map[uint64]bool) string {
 	m := func(rs []history.Row) map[int32]int32 {
 		x := make(map[int32]int32, len(rs))
 		for _, r := range rs {
-			if r.Value != history.NoValue {
+			if r.Value != history.NoValue && !dead[packKV(r.Key, r.Value)] {
 				x[r.Key] = r.Value
 			}
 		}

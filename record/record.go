@@ -273,6 +273,9 @@ func run(ctx context.Context, cfg Config) (*Result, error) {
 		if pr, ok := wl.(workload.PredicateReader); ok && pr.PredicateReads() {
 			h.Evidence.PredicateRead = true
 		}
+		if td, ok := wl.(workload.TableDecls); ok {
+			h.Header.Tables = td.Tables()
+		}
 		rec.h = h
 		stream, why, err := d.CommitStream(ctx)
 		if err != nil {
@@ -766,7 +769,7 @@ func (r *recorder) add(raw *rawTxn) error {
 		raw.ev.GTID = ""
 	}
 	for i := range raw.ops {
-		convertOp(h, &raw.ops[i], &t.Ops[i])
+		convertOp(h, &raw.ops[i], &t, i)
 	}
 	r.chainVersions(raw.status, raw.ops, t.Ops)
 	p := h.Add(t)
@@ -800,11 +803,13 @@ func (r *recorder) add(raw *rawTxn) error {
 // History.Ignored.
 func (r *recorder) forgetReads(t *history.Txn) {
 	ops := t.Ops[:0]
-	for _, o := range t.Ops {
+	var times []history.OpTime
+	for j, o := range t.Ops {
 		switch o.Kind {
 		case history.Read:
 			if o.IsList {
-				o.ListUnknown, o.List = true, nil
+				o.SetListSpan(0, 0)
+				o.ListUnknown = true
 			} else {
 				o.Value = history.NoValue
 			}
@@ -812,23 +817,30 @@ func (r *recorder) forgetReads(t *history.Txn) {
 			r.h.Ignore("predicate read in a transaction with unknown outcome (result not trusted)", 1)
 			continue
 		}
+		if t.Ext != nil && j < len(t.Ext.OpTimes) {
+			times = append(times, t.Ext.OpTimes[j])
+		}
 		ops = append(ops, o)
 	}
-	t.Ops = ops
+	t.Ops, t.Lists = ops, nil
+	if t.Ext != nil {
+		t.Ext = &history.TxnExt{OpTimes: times}
+	}
 }
 
 // writes reports whether ops include a write that may have reached the
 // database.
 func writes(ops []workload.Op) bool {
 	for i := range ops {
-		if k := ops[i].Kind; k == history.Write || k == history.Append || k == history.Increment {
+		if k := ops[i].Kind; k == history.Write || k == history.Delete || k == history.Append || k == history.Increment {
 			return true
 		}
 	}
 	return false
 }
 
-func convertOp(h *history.History, o *workload.Op, d *history.Op) {
+func convertOp(h *history.History, o *workload.Op, t *history.Txn, j int) {
+	d := &t.Ops[j]
 	d.Kind = o.Kind
 	if o.KeyS != "" {
 		d.Key = h.Keys.Str(o.KeyS)
@@ -837,7 +849,7 @@ func convertOp(h *history.History, o *workload.Op, d *history.Op) {
 	}
 	d.Value = history.NoValue
 	if o.Done {
-		d.HasTime, d.Invoke, d.Complete = true, o.Invoke, o.Complete
+		t.SetOpTime(j, o.Invoke, o.Complete)
 	}
 	switch o.Kind {
 	case history.Read:
@@ -847,16 +859,17 @@ func convertOp(h *history.History, o *workload.Op, d *history.Op) {
 				d.ListUnknown = true
 				break
 			}
-			d.List = make([]int32, len(o.List))
-			for i, v := range o.List {
-				d.List[i] = h.Values.Int(v)
+			off := len(t.Lists)
+			for _, v := range o.List {
+				t.Lists = append(t.Lists, h.Values.Int(v))
 			}
+			d.SetListSpan(off, len(o.List))
 		} else if o.Done && o.HasValue {
 			d.Value = h.Values.Int(o.Value)
 		}
 	case history.PredRead:
 		if o.Pred != nil {
-			p := &history.Predicate{Table: o.Pred.Table, Where: o.Pred.Where}
+			p := history.Predicate{Table: o.Pred.Table, Where: o.Pred.Where}
 			for _, row := range o.Pred.Rows {
 				r := history.Row{Value: history.NoValue}
 				if row.KeyS != "" {
@@ -869,11 +882,19 @@ func convertOp(h *history.History, o *workload.Op, d *history.Op) {
 				}
 				p.Result = append(p.Result, r)
 			}
-			d.Pred = p
+			t.SetPred(d, p)
 		}
 	default:
 		if o.HasValue {
 			d.Value = h.Values.Int(o.Value)
+		}
+		if o.Row != nil && o.Kind == history.Write && d.Value != history.NoValue {
+			// Values are unique per run, so a version has one image; a
+			// second, different one would be a workload bug.
+			if err := h.SetRowImage(d.Key, d.Value, o.Row); err != nil {
+				h.Notes = append(h.Notes, "recorder: "+err.Error()+" (the first is kept)")
+				h.Notices = append(h.Notices, "recorder: "+err.Error()+" (the first is kept)")
+			}
 		}
 	}
 }

@@ -66,10 +66,11 @@ func buildHistory(format string, specs []txnSpec) *history.History {
 			op := history.Op{Kind: o.kind, Key: h.Keys.Str(o.key), Value: history.NoValue}
 			switch {
 			case o.list != nil:
-				op.IsList = true
+				off := len(t.Lists)
 				for _, v := range o.list {
-					op.List = append(op.List, h.Values.Int(v))
+					t.Lists = append(t.Lists, h.Values.Int(v))
 				}
+				op.SetListSpan(off, len(o.list))
 			case o.val >= 0:
 				op.Value = h.Values.Int(o.val)
 			}

@@ -194,7 +194,8 @@ func anomalyKeySet(a *check.Anomaly) map[string]bool {
 func opLines(h *history.History, tx *history.Txn, keys map[string]bool) ([]string, []bool) {
 	isHot := func(o *history.Op) bool {
 		if o.Kind == history.PredRead {
-			return o.Pred != nil && keys[o.Pred.Table]
+			p := tx.PredOf(o)
+			return p != nil && keys[p.Table]
 		}
 		return keys[h.KeyName(o.Key)]
 	}
@@ -202,7 +203,7 @@ func opLines(h *history.History, tx *history.Txn, keys map[string]bool) ([]strin
 		lines := make([]string, len(tx.Ops))
 		hot := make([]bool, len(tx.Ops))
 		for i := range tx.Ops {
-			lines[i] = h.OpString(&tx.Ops[i])
+			lines[i] = h.OpString(tx, &tx.Ops[i])
 			hot[i] = isHot(&tx.Ops[i])
 		}
 		return lines, hot
@@ -225,7 +226,7 @@ func opLines(h *history.History, tx *history.Txn, keys map[string]bool) ([]strin
 	var hot []bool
 	for i := range tx.Ops {
 		if show[i] {
-			lines = append(lines, strconv.Itoa(i)+": "+h.OpString(&tx.Ops[i]))
+			lines = append(lines, strconv.Itoa(i)+": "+h.OpString(tx, &tx.Ops[i]))
 			hot = append(hot, isHot(&tx.Ops[i]))
 		}
 	}
@@ -398,7 +399,7 @@ func edgeValues(h *history.History, s check.Step) string {
 	onKey := func(o *history.Op) bool {
 		return o.Kind != history.PredRead && h.KeyName(o.Key) == s.Key
 	}
-	isWrite := func(o *history.Op) bool { return o.Kind == history.Write || o.Kind == history.Append }
+	isWrite := func(o *history.Op) bool { return o.Kind.IsWrite() || o.Kind == history.Append }
 	writes := func(t *history.Txn) []int32 {
 		var ws []int32
 		for i := range t.Ops {
@@ -410,14 +411,15 @@ func edgeValues(h *history.History, s check.Step) string {
 	}
 	// readVersion is the version a read returned: the register value, or
 	// the last element of the list ("[]" for the empty list).
-	readVersion := func(o *history.Op) (string, int32, bool) {
+	readVersion := func(t *history.Txn, o *history.Op) (string, int32, bool) {
+		l := t.ListOf(o)
 		switch {
 		case o.IsList && o.ListUnknown:
 			return "", 0, false
-		case o.IsList && len(o.List) == 0:
+		case o.IsList && len(l) == 0:
 			return "[]", history.NoValue, true
 		case o.IsList:
-			v := o.List[len(o.List)-1]
+			v := l[len(l)-1]
 			return h.ValueName(v), v, true
 		}
 		return h.ValueName(o.Value), o.Value, true
@@ -434,7 +436,7 @@ func edgeValues(h *history.History, s check.Step) string {
 			if !onKey(o) || o.Kind != history.Read {
 				continue
 			}
-			if txt, v, ok := readVersion(o); ok && v != history.NoValue {
+			if txt, v, ok := readVersion(to, o); ok && v != history.NoValue {
 				for _, w := range fw {
 					if w == v {
 						return txt
@@ -452,7 +454,7 @@ func edgeValues(h *history.History, s check.Step) string {
 				break // a read after From's own write shows its own version
 			}
 			if onKey(o) && o.Kind == history.Read {
-				if txt, _, ok := readVersion(o); ok {
+				if txt, _, ok := readVersion(from, o); ok {
 					return txt + "→" + h.ValueName(tw[0])
 				}
 				return ""

@@ -199,6 +199,8 @@ type engine struct {
 	ht      history.Txn
 	opsBuf  []history.Op
 	listBuf []int32
+	timeBuf []history.OpTime
+	extBuf  history.TxnExt
 	cand    []*txn
 }
 
@@ -243,7 +245,8 @@ func newEngine(cfg Config, sink Sink, quiet bool) *engine {
 		h.Header.Extra["fault."+f.Name+".prob"] = strconv.FormatFloat(f.Prob, 'g', -1, 64)
 	}
 	h.Evidence = history.Evidence{Sessions: true, ClientTime: true, OpTime: true, Timestamps: true,
-		VersionOrder: true, CommitOrder: true, PredicateRead: cfg.PredicateReads > 0, VersionSets: cfg.PredicateReads > 0}
+		VersionOrder: true, CommitOrder: true, PredicateRead: cfg.PredicateReads > 0, VersionSets: cfg.PredicateReads > 0,
+		TombstoneReads: cfg.Deletes > 0}
 	e.seqs = make([]int32, cfg.Clients)
 	e.ready = make([]int64, cfg.Clients)
 	e.sess = make([]int32, cfg.Clients)
@@ -1105,16 +1108,24 @@ func (e *engine) emit(t *txn) {
 	}
 	ht := &e.ht
 	var ops []history.Op
+	var lists []int32
+	var times []history.OpTime
 	if e.stream {
-		ops = e.opsBuf[:0]
-		e.listBuf = e.listBuf[:0]
+		ops, lists, times = e.opsBuf[:0], e.listBuf[:0], e.timeBuf[:0]
 	} else {
 		ht = &history.Txn{}
 		ops = make([]history.Op, 0, len(t.ops))
+		times = make([]history.OpTime, 0, len(t.ops))
 	}
 	*ht = history.Txn{Session: e.sess[t.client], Seq: t.seq, Status: rec, HasTime: true,
 		Invoke: t.invoke, Complete: t.complete,
 		ID: "c" + strconv.Itoa(t.client) + "-" + strconv.Itoa(int(t.seq))}
+	if e.stream {
+		// one side-table record for every streamed transaction (the sink
+		// uses a transaction during its call only)
+		e.extBuf = history.TxnExt{}
+		ht.Ext = &e.extBuf
+	}
 	if t.begun {
 		ht.StartTS = history.Timestamp{P: t.sts, Set: true}
 		if t.recSTS != 0 {
@@ -1128,38 +1139,32 @@ func (e *engine) emit(t *txn) {
 		o := &t.ops[i]
 		r := &t.res[i]
 		if o.predN > 0 {
-			if op, ok := e.predRead(h, t, i, rec); ok {
+			if op, p, tm, ok := e.predRead(h, t, i, rec); ok {
+				ht.SetPred(&op, p)
 				ops = append(ops, op)
+				times = append(times, tm)
 			}
 			i += o.predN - 1
 			continue
 		}
 		op := history.Op{Kind: o.kind, Key: h.Keys.Int(o.ks.key), Value: history.NoValue}
+		var tm history.OpTime
 		if r.done {
-			op.HasTime, op.Invoke, op.Complete = true, r.inv, r.end
+			op.HasTime, tm = true, history.OpTime{Invoke: r.inv, Complete: r.end}
 		}
 		switch o.kind {
 		case history.Read:
 			known := r.done && rec != history.Unknown
 			if e.cfg.Workload == ListAppend {
-				op.IsList = true
+				op.SetListSpan(len(lists), 0)
 				if !known {
 					op.ListUnknown = true
 				} else {
-					var l []int32
-					if e.stream {
-						s := len(e.listBuf)
-						for _, v := range r.list {
-							e.listBuf = append(e.listBuf, h.Values.Int(v))
-						}
-						l = e.listBuf[s:len(e.listBuf):len(e.listBuf)]
-					} else {
-						l = make([]int32, len(r.list))
-						for j, v := range r.list {
-							l[j] = h.Values.Int(v)
-						}
+					s := len(lists)
+					for _, v := range r.list {
+						lists = append(lists, h.Values.Int(v))
 					}
-					op.List = l
+					op.SetListSpan(s, len(lists)-s)
 				}
 			} else if known && r.val != 0 {
 				op.Value = h.Values.Int(r.val)
@@ -1168,10 +1173,12 @@ func (e *engine) emit(t *txn) {
 			op.Value = h.Values.Int(o.val)
 		}
 		ops = append(ops, op)
+		times = append(times, tm)
 	}
-	ht.Ops = ops
+	ht.Ops, ht.Lists = ops, lists
+	ht.SetOpTimes(times)
 	if e.stream {
-		e.opsBuf = ops
+		e.opsBuf, e.listBuf, e.timeBuf = ops, lists, times
 	}
 	ht.Index = idx
 	if err := e.sink.WriteTxn(h, ht); err != nil {
@@ -1183,36 +1190,38 @@ func (e *engine) emit(t *txn) {
 // op whose Where names its keys and whose Result has a row for each key
 // read at a visible (non-initial) version. It is left out (false) when the
 // outcome is recorded unknown or the statement did not complete.
-func (e *engine) predRead(h *history.History, t *txn, i int, rec history.Status) (history.Op, bool) {
+func (e *engine) predRead(h *history.History, t *txn, i int, rec history.Status) (history.Op, history.Predicate, history.OpTime, bool) {
 	n := t.ops[i].predN
 	if rec == history.Unknown || !t.res[i+n-1].done {
-		return history.Op{}, false
+		return history.Op{}, history.Predicate{}, history.OpTime{}, false
 	}
-	p := &history.Predicate{Table: "kv", Result: make([]history.Row, 0, n),
+	p := history.Predicate{Table: "kv", Result: make([]history.Row, 0, n),
 		VersionSet: make([]history.Row, 0, n), HasVersionSet: true}
 	where := make([]byte, 0, 16+8*n)
 	where = append(where, "k IN ("...)
-	op := history.Op{Kind: history.PredRead, Key: history.NoValue, Value: history.NoValue, Pred: p,
-		HasTime: true, Invoke: t.res[i].inv}
+	op := history.Op{Kind: history.PredRead, Key: history.NoValue, Value: history.NoValue, HasTime: true}
+	tm := history.OpTime{Invoke: t.res[i].inv}
 	for j := i; j < i+n; j++ {
 		if j > i {
 			where = append(where, ", "...)
 		}
 		where = strconv.AppendInt(where, t.ops[j].ks.key, 10)
 		r := &t.res[j]
-		op.Complete = max(op.Complete, r.end)
+		tm.Complete = max(tm.Complete, r.end)
 		// the version set: the version of every row the statement
 		// evaluated (history/certificate.go), unborn for a key still in its
 		// initial state
 		vsRow := history.Row{Key: h.Keys.Int(t.ops[j].ks.key), Value: history.NoValue}
 		if r.val != 0 {
 			vsRow.Value = h.Values.Int(r.val)
-			p.Result = append(p.Result, vsRow)
+			if !e.wl.dead[r.val] { // a deleted row is not returned
+				p.Result = append(p.Result, vsRow)
+			}
 		}
 		p.VersionSet = append(p.VersionSet, vsRow)
 	}
 	p.Where = string(append(where, ')'))
-	return op, true
+	return op, p, tm, true
 }
 
 // versionOrder renders ks's committed version order (value ids).

@@ -38,32 +38,35 @@ func TestPredicateReads(t *testing.T) {
 		preds, rows := 0, 0
 		for i := range h.Txns {
 			tx := &h.Txns[i]
-			for _, o := range tx.Ops {
+			for j := range tx.Ops {
+				o := &tx.Ops[j]
 				if o.Kind != history.PredRead {
 					continue
 				}
+				pr := tx.PredOf(o)
+				inv, com, hasTime := tx.OpTime(j)
 				preds++
 				if tx.Status == history.Unknown {
 					t.Fatalf("%s: %s has unknown outcome but records a predicate read", level, h.TxnName(tx.Index))
 				}
-				if o.Pred == nil || !o.HasTime || o.Complete < o.Invoke || !strings.HasPrefix(o.Pred.Where, "k IN (") {
+				if pr == nil || !hasTime || com < inv || !strings.HasPrefix(pr.Where, "k IN (") {
 					t.Fatalf("%s: %s: malformed predicate read %+v", level, h.TxnName(tx.Index), o)
 				}
-				keys := strings.Split(strings.TrimSuffix(strings.TrimPrefix(o.Pred.Where, "k IN ("), ")"), ", ")
-				if len(keys) < 2 || len(keys) > 4 || len(o.Pred.Result) > len(keys) {
-					t.Fatalf("%s: %s: %d keys, %d rows in %q", level, h.TxnName(tx.Index), len(keys), len(o.Pred.Result), o.Pred.Where)
+				keys := strings.Split(strings.TrimSuffix(strings.TrimPrefix(pr.Where, "k IN ("), ")"), ", ")
+				if len(keys) < 2 || len(keys) > 4 || len(pr.Result) > len(keys) {
+					t.Fatalf("%s: %s: %d keys, %d rows in %q", level, h.TxnName(tx.Index), len(keys), len(pr.Result), pr.Where)
 				}
 				seen := map[string]bool{}
 				for _, k := range keys {
 					if seen[k] {
-						t.Fatalf("%s: %q names key %s twice", level, o.Pred.Where, k)
+						t.Fatalf("%s: %q names key %s twice", level, pr.Where, k)
 					}
 					seen[k] = true
 				}
-				for _, r := range o.Pred.Result {
+				for _, r := range pr.Result {
 					rows++
 					if !seen[strconv.FormatInt(h.Keys.Get(r.Key).I, 10)] {
-						t.Fatalf("%s: row key %s not in %q", level, h.KeyName(r.Key), o.Pred.Where)
+						t.Fatalf("%s: row key %s not in %q", level, h.KeyName(r.Key), pr.Where)
 					}
 					if !writers[[2]int32{r.Key, r.Value}] {
 						t.Fatalf("%s: row (%s, %s) is no write of that key", level, h.KeyName(r.Key), h.ValueName(r.Value))

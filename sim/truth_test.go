@@ -60,11 +60,12 @@ func analyze(h *history.History, tr *Truth) *analysis {
 				a.lastWrite[kv(o.Key, int32(i))] = o.Value
 			case history.Read:
 				if o.HasTime && !o.ListUnknown && st != history.Unknown && t.Status != history.Unknown {
-					r := readAt{op: j, key: o.Key, ver: o.Value, list: o.List}
+					l := t.ListOf(o)
+					r := readAt{op: j, key: o.Key, ver: o.Value, list: l}
 					if o.IsList {
 						r.ver = history.NoValue
-						if n := len(o.List); n > 0 {
-							r.ver = o.List[n-1]
+						if n := len(l); n > 0 {
+							r.ver = l[n-1]
 						}
 					}
 					a.readsBy[int32(i)] = append(a.readsBy[int32(i)], r)
@@ -194,7 +195,7 @@ func (a *analysis) replay() []int32 {
 				ri++
 				if a.list {
 					want := append(append([]int32{}, lists[o.Key]...), ownL[o.Key]...)
-					if !slices.Equal(want, o.List) {
+					if !slices.Equal(want, t.ListOf(o)) {
 						ok = false
 					}
 				} else {

@@ -3,8 +3,8 @@
 // arrive one at a time, in any order across sessions (in session order within
 // a session), each with its start and commit timestamps; the checker keeps,
 // per key, a versioned frontier (committed versions ordered by commit
-// timestamp) and the pending external reads ordered by snapshot, and
-// re-checks the affected reads when a write arrives late.
+// timestamp) and the pending external reads, and re-checks the affected
+// reads when a write arrives late.
 //
 // Axioms checked (the same as package chronos; key-value data model):
 // Session (a session's next transaction starts no earlier than its
@@ -37,7 +37,7 @@
 //
 // Memory (the watermark rule). State is kept only for transactions whose
 // verdicts are not final, so the live state is about (arrival rate) ×
-// FinalAfter × (~1.5 KB per 15-op transaction), plus one entry per key and
+// FinalAfter × (~1.3 KB per 15-op transaction), plus one entry per key and
 // per session and the interned keys and string values (which grow with
 // the number of distinct keys and string values seen). Let W be the smallest snapshot timestamp of
 // any transaction whose verdicts are not yet final (or, when none is
@@ -63,10 +63,24 @@
 // (txray gen rw-register, snapshot-isolation, 50 clients, 1,000 keys live,
 // zipfian, 15 ops; 2.3 million keys over the run) in about 500 MB
 // (docs/benchmarks.md, Issue 4).
+//
+// Layout (state.go). The per-key state is pointer-free and dense by key id
+// so that checking an op costs few cache misses and the garbage collector
+// scans nothing of it: a 64-byte key line (the last version's commit
+// timestamp and value, the bound on pending reads' snapshots, the newest
+// pending read), versions in pooled slots naming their writer by an index
+// into a writer table that holds the explanation data (reference-counted:
+// a writer loses its ops when only ghost versions name it, and its entry
+// when none does), and pending reads as values in one arrival-ordered
+// queue, chained per key. Add loads every key line and version slot a
+// transaction needs in one pass of independent loads before checking it,
+// so the processor overlaps those misses (docs/benchmarks.md, issue 17
+// item 4).
 package aion
 
 import (
 	"fmt"
+	"math/bits"
 	"slices"
 	"strings"
 	"sync"
@@ -110,11 +124,6 @@ type Txn struct {
 	Ops      []Op
 	arrived  time.Time
 	seq      int64
-	// ghost is this transaction without its ops, which versions below the
-	// watermark refer to instead of it (see Checker.tick); stripped marks
-	// a ghost.
-	ghost    *Txn
-	stripped bool
 }
 
 // Config configures a Checker.
@@ -142,70 +151,6 @@ type Config struct {
 	Now func() time.Time
 }
 
-type version struct {
-	cts history.Timestamp
-	v   Val
-	w   *Txn
-	// g is w's ghost, made at install while w is at hand, so Tick can
-	// strip the version without touching w (a cache miss per key).
-	g *Txn
-}
-
-// readRef is a pending read in its key's list: the snapshot and the
-// reading transaction's arrival number are copied in, so sorting, skipping
-// and dropping reads never touches the read itself (with many keys, each
-// such access is a cache miss).
-type readRef struct {
-	snapP, snapL int64
-	seq          int64 // Txn.seq of the reader; final once ≤ Checker.finalSeq
-	r            *read
-}
-
-func (x *readRef) snap() history.Timestamp {
-	return history.Timestamp{P: x.snapP, L: x.snapL, Set: true}
-}
-
-type read struct {
-	snap  history.Timestamp
-	v     Val
-	t     *Txn
-	op    int32
-	fail  bool
-	final bool
-	flips int32
-	kind  string // classification, fixed when versions that may explain it are discarded
-}
-
-type keyState struct {
-	vers  []version // sorted by cts
-	reads []readRef // pending external reads, sorted by snap
-	gcTS  history.Timestamp
-	gced  bool // versions older than gcTS were discarded
-	nfail int  // pending reads currently failing
-	// nfinal: reads in reads that are final (dropped by Tick once they
-	// are half of them, so each read is moved O(1) times)
-	nfinal int
-	// failed: final Ext failures of this key that a late write may still
-	// re-open (see "Late writes after finality").
-	failed []failRec
-	// maxSnap bounds from above every read's snapshot in reads, so
-	// install can skip a key without touching its reads and insertRead
-	// can append without comparing.
-	maxSnap history.Timestamp
-	// lastCTS and lastV copy the last version (when vers is not empty),
-	// so the common checks (a read at a recent snapshot, a write
-	// committing after every retained version) do not touch vers: with
-	// many keys each access to another array is a cache miss.
-	lastCTS history.Timestamp
-	lastV   Val
-	// v0ghost: vers[0].w is a ghost already (Tick need not look at it).
-	v0ghost bool
-	// active: the key is in Checker.active: it has more than one version,
-	// or pending reads, or a version whose writer is not yet a ghost, so
-	// Tick has work on it.
-	active bool
-}
-
 // failRec is a final Ext failure kept for re-opening: the read's snapshot
 // and value, and the explanation of its listed anomaly ("" if it was only
 // counted).
@@ -213,7 +158,6 @@ type failRec struct {
 	snap history.Timestamp
 	v    Val
 	expl string
-	done bool
 }
 
 // sweepEvery: a tick sweeps the active keys at least this often.
@@ -232,28 +176,43 @@ type Checker struct {
 	// Keys and Strs intern keys and string values. Readers intern through
 	// methods that lock nmu, so a Reader may decode in another goroutine
 	// while the checker runs; direct use is for single-goroutine callers.
-	Keys    *history.Interner
-	Strs    *history.Interner
-	nmu     sync.RWMutex
-	keys    keyStates
-	active  []int32         // keys Tick must visit (keyState.active)
-	last    map[string]*Txn // last transaction per session
-	pending []*read         // non-final reads in arrival order
-	// finalSeq: every read of a transaction with seq ≤ finalSeq is final
-	finalSeq int64
-	ptx      []*Txn // transactions with pending reads, arrival order
-	anoms    map[string][]check.Anomaly
-	counts   map[string]int
-	n        int64
-	aborted  int64
-	flips    int64
-	rechk    int64
-	late     int64
-	lateNC   int64
-	listOps  int64
-	maxSnap  history.Timestamp
-	start    time.Time
-	slab     []read
+	Keys *history.Interner
+	Strs *history.Interner
+	nmu  sync.RWMutex
+	keys keyStates
+	vp   vpool
+	// activeBits: the keys Tick must visit (fActive), nactive of them
+	activeBits []uint64
+	nactive    int
+	last       map[string]*Txn // last transaction per session
+	// reads: pending external reads in arrival order (see state.go)
+	reads readQ
+	// kinds: classification of failing pending reads, by read number,
+	// fixed when versions that may explain them are discarded
+	kinds map[int64]string
+	// ptx: transactions with pending reads, in arrival order, numbered
+	// from ptxBase on
+	ptx     []ptxEntry
+	ptxBase int64
+	// writer table (see state.go)
+	writers []writer
+	wrefs   []wref
+	wfree   []int32
+	// failed: per key, final Ext failures that a late write may still
+	// re-open (see "Late writes after finality"; fFailed)
+	failed  map[int32][]failRec
+	anoms   map[string][]check.Anomaly
+	counts  map[string]int
+	n       int64
+	aborted int64
+	flips   int64
+	rechk   int64
+	late    int64
+	lateNC  int64
+	listOps int64
+	deletes int64 // delete ops: not modelled online (see Result)
+	maxSnap history.Timestamp
+	start   time.Time
 	// work: versions installed and reads inserted since the last sweep
 	// of the active keys; ticks and swept count ticks (see tick)
 	work         int64
@@ -261,6 +220,7 @@ type Checker struct {
 	// lastAccess index of the big transaction accT
 	accT    *Txn
 	accPrev []int32
+	sink    uint8 // see prefetch
 	// unkW: (key, value) written by unknown-outcome transactions without
 	// timestamps; a failing read of one is undecided, not a violation.
 	unkW        map[unkRef]struct{}
@@ -291,7 +251,8 @@ func New(cfg Config) *Checker {
 		cfg.Model = "snapshot-isolation"
 	}
 	c := &Checker{cfg: cfg, Keys: history.NewInterner(), Strs: history.NewInterner(),
-		last: map[string]*Txn{}, anoms: map[string][]check.Anomaly{}, counts: map[string]int{}}
+		last: map[string]*Txn{}, anoms: map[string][]check.Anomaly{}, counts: map[string]int{},
+		kinds: map[int64]string{}, failed: map[int32][]failRec{}}
 	c.ser = cfg.Model == "serializable"
 	c.start = cfg.Now()
 	return c
@@ -307,6 +268,7 @@ func Models(model string) bool {
 // them).
 type keyStates struct {
 	pages [][]keyState
+	cold  [][]keyCold
 	n     int
 }
 
@@ -315,34 +277,109 @@ const keyPage = 4096
 // get returns key k's state; k < n.
 func (ks *keyStates) get(k int32) *keyState { return &ks.pages[k/keyPage][k%keyPage] }
 
+func (ks *keyStates) getCold(k int32) *keyCold { return &ks.cold[k/keyPage][k%keyPage] }
+
 func (c *Checker) key(k int32) *keyState {
 	for int(k) >= c.keys.n {
 		if c.keys.n%keyPage == 0 {
 			c.keys.pages = append(c.keys.pages, make([]keyState, keyPage))
+			c.keys.cold = append(c.keys.cold, make([]keyCold, keyPage))
 		}
 		c.keys.n = min(int(k)+1, (c.keys.n/keyPage+1)*keyPage)
 	}
 	return c.keys.get(k)
 }
 
+// gcTS returns the timestamp below which key k's versions were discarded
+// (when fGced).
+func (c *Checker) gcTS(k int32) history.Timestamp {
+	x := c.keys.getCold(k)
+	return history.Timestamp{P: x.gcP, L: x.gcL, Set: true}
+}
+
+// vers returns key ks's retained versions.
+func (c *Checker) vers(ks *keyState) []version {
+	if ks.vcls == 0 {
+		return nil
+	}
+	return c.vp.slot(ks.vcls, ks.voff)[:ks.nv]
+}
+
+// resize moves ks's versions into a slot of class cl (0: none; nv must
+// fit).
+func (c *Checker) resize(ks *keyState, cl uint8) {
+	var nw []version
+	var off uint32
+	if cl != 0 {
+		off = c.vp.alloc(cl)
+		nw = c.vp.slot(cl, off)
+	}
+	if ks.vcls != 0 {
+		old := c.vp.slot(ks.vcls, ks.voff)
+		copy(nw, old[:ks.nv])
+		c.vp.release(ks.vcls, ks.voff)
+	}
+	ks.vcls, ks.voff = cl, off
+}
+
 // activate puts key k on the list Tick visits.
 func (c *Checker) activate(k int32, ks *keyState) {
-	if !ks.active {
-		ks.active = true
-		c.active = append(c.active, k)
+	if ks.flags&fActive == 0 {
+		ks.flags |= fActive
+		for int(k>>6) >= len(c.activeBits) {
+			c.activeBits = append(c.activeBits, 0)
+		}
+		c.activeBits[k>>6] |= 1 << (k & 63)
+		c.nactive++
 	}
 }
 
-// ghostOf returns t without its ops (shared by all versions t wrote).
-func ghostOf(t *Txn) *Txn {
-	if t.stripped {
-		return t
+// hasReads reports whether ks has pending reads.
+func (c *Checker) hasReads(ks *keyState) bool { return ks.rhead > c.reads.head }
+
+// newWriter enters t in the writer table.
+func (c *Checker) newWriter(t *Txn) int32 {
+	w := writer{t: t, id: t.ID, sts: t.StartTS}
+	if n := len(c.wfree); n > 0 {
+		i := c.wfree[n-1]
+		c.wfree = c.wfree[:n-1]
+		c.writers[i] = w
+		c.wrefs[i] = wref{}
+		return i
 	}
-	if t.ghost == nil {
-		t.ghost = &Txn{ID: t.ID, Session: t.Session, Status: t.Status, StartTS: t.StartTS, CommitTS: t.CommitTS,
-			arrived: t.arrived, seq: t.seq, stripped: true}
+	c.writers = append(c.writers, w)
+	c.wrefs = append(c.wrefs, wref{})
+	return int32(len(c.writers) - 1)
+}
+
+// unref drops one reference to writer i (a full one, or a ghost one),
+// stripping the writer of its transaction when only ghosts name it and
+// freeing the entry when nothing does.
+func (c *Checker) unref(i int32, ghost bool) {
+	r := &c.wrefs[i]
+	if ghost {
+		r.ghost--
+	} else {
+		r.full--
 	}
-	return t.ghost
+	if r.full == 0 {
+		if r.ghost == 0 {
+			c.writers[i] = writer{}
+			c.wfree = append(c.wfree, i)
+		} else if c.writers[i].t != nil {
+			c.writers[i].t = nil
+		}
+	}
+}
+
+// toGhost makes version v name its writer as a ghost.
+func (c *Checker) toGhost(v *version) {
+	if v.ghost {
+		return
+	}
+	v.ghost = true
+	c.wrefs[v.w].ghost++
+	c.unref(v.w, false)
 }
 
 func (c *Checker) isInitial(v Val) bool {
@@ -357,26 +394,39 @@ func (c *Checker) snap(t *Txn) history.Timestamp {
 	return t.StartTS
 }
 
-// visible reports whether a version committed at cts is in the state read
-// at snap: cts ≤ snap for SI (TimeKiller), cts < snap for serializability.
-func (c *Checker) visible(cts, snap history.Timestamp) bool {
+// less orders timestamps (P, L) without building them.
+func less(aP, aL, bP, bL int64) bool { return aP < bP || (aP == bP && aL < bL) }
+
+// vis reports whether a version committed at (cP, cL) is in the state read
+// at snapshot (sP, sL): cts ≤ snap for SI (TimeKiller), cts < snap for
+// serializability.
+func (c *Checker) vis(cP, cL, sP, sL int64) bool {
 	if c.ser {
-		return cts.Less(snap)
+		return less(cP, cL, sP, sL)
 	}
-	return !snap.Less(cts)
+	return !less(sP, sL, cP, cL)
+}
+
+// visible reports whether a version committed at cts is in the state read
+// at snap (see vis).
+func (c *Checker) visible(cts, snap history.Timestamp) bool {
+	return c.vis(cts.P, cts.L, snap.P, snap.L)
 }
 
 // at returns the index of the version visible at snap (-1 = initial).
 func (c *Checker) at(ks *keyState, snap history.Timestamp) int {
-	vs := ks.vers
-	i := len(vs) - 1
-	if i >= 0 && c.visible(ks.lastCTS, snap) {
+	i := int(ks.nv) - 1
+	if i < 0 {
+		return -1
+	}
+	if c.vis(ks.lastP, ks.lastL, snap.P, snap.L) {
 		return i
 	}
+	vs := c.vers(ks)
 	lo, hi := 0, len(vs) // first version not visible at snap
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		if c.visible(vs[m].cts, snap) {
+		if c.vis(vs[m].ctsP, vs[m].ctsL, snap.P, snap.L) {
 			lo = m + 1
 		} else {
 			hi = m
@@ -429,52 +479,74 @@ func (c *Checker) Add(t *Txn) error {
 			c.last[t.Session] = t
 		}
 	}
+	c.prefetch(t)
 	snap := c.snap(t)
 	if c.maxSnap.Less(snap) || !c.maxSnap.Set {
 		c.maxSnap = snap
 	}
 	// Int and external reads: a read is internal if an earlier op of the
-	// transaction accessed its key (see lastAccess).
+	// transaction accessed its key (see lastAccess). The transaction's
+	// pending reads refer to it by its number in ptx (tx).
+	tx := c.ptxBase + int64(len(c.ptx))
 	hasPending := false
 	for j := range t.Ops {
 		o := &t.Ops[j]
 		if o.List {
-			c.listOps++
+			if o.Kind == history.Delete {
+				c.deletes++
+			} else {
+				c.listOps++
+			}
 			continue
 		}
-		if o.Kind != history.Write && o.Kind != history.Read {
+		if o.Kind != history.Read {
+			if o.Kind == history.Write {
+				c.key(o.Key)
+			}
 			continue
 		}
 		ks := c.key(o.Key)
-		if o.Kind == history.Write {
-			continue
-		}
 		if p := c.lastAccess(t, j); p >= 0 {
 			if acc := t.Ops[p].V; acc != o.V {
 				c.report(TypeInternal, c.keyName(o.Key), fmt.Sprintf("%s: op %d (%s) follows op %d (%s) on the same key, so it must return %s, but it returned %s. Int axiom.",
 					c.txnString(t), j, c.opString(o), p, c.opString(&t.Ops[p]), c.valString(acc), c.valString(o.V)))
 			}
-		} else {
-			r := c.newRead()
-			*r = read{snap: snap, v: o.V, t: t, op: int32(j)}
-			if ks.gced && snap.Less(ks.gcTS) {
-				c.late++
-			} else {
-				if r.fail = !c.matches(ks, r); r.fail {
-					ks.nfail++
-				}
-				ks.insertRead(r)
-				c.work++
-				c.activate(o.Key, ks)
-				c.pending = append(c.pending, r)
-				hasPending = true
-			}
+			continue
 		}
+		// snap < gcTS implies snap < the last version's cts (gcTS is a
+		// retained version's), so the cold state is read only then.
+		if ks.flags&fGced != 0 && less(snap.P, snap.L, ks.lastP, ks.lastL) && snap.Less(c.gcTS(o.Key)) {
+			c.late++
+			continue
+		}
+		fail := !c.matches(ks, snap, o.V)
+		n, r := c.reads.push()
+		r.snapP, r.snapL, r.vN, r.vK = snap.P, snap.L, o.V.N, o.V.K
+		r.tx, r.key, r.op, r.fail = tx, o.Key, int32(j), fail
+		if c.hasReads(ks) {
+			r.prev = ks.rhead
+			if less(ks.maxP, ks.maxL, snap.P, snap.L) {
+				ks.maxP, ks.maxL = snap.P, snap.L
+			}
+		} else {
+			ks.maxP, ks.maxL = snap.P, snap.L
+		}
+		r.cmP, r.cmL = ks.maxP, ks.maxL
+		ks.rhead = n + 1
+		if fail {
+			ks.nfail++
+		}
+		c.work++
+		c.activate(o.Key, ks)
+		hasPending = true
 	}
 	if hasPending {
-		c.ptx = append(c.ptx, t)
+		c.ptx = append(c.ptx, ptxEntry{t: t, arrived: int64(now.Sub(c.start)), snapP: snap.P, snapL: snap.L})
+	} else {
+		tx = -1
 	}
 	// Install writes (last write per key), NoConflict, re-check reads.
+	w := int32(-1)
 	for j := len(t.Ops) - 1; j >= 0; j-- {
 		o := &t.Ops[j]
 		if o.Kind != history.Write || o.List {
@@ -490,9 +562,35 @@ func (c *Checker) Add(t *Txn) error {
 		if dup {
 			continue
 		}
-		c.install(t, o)
+		if w < 0 {
+			w = c.newWriter(t)
+		}
+		c.install(t, o, w, tx)
 	}
 	return nil
+}
+
+// prefetch loads the key lines of t's ops, then the version slots its
+// writes will append to, each in a tight loop of independent loads: the
+// processor overlaps their cache misses, which Add's per-op work (one
+// dependent miss after another) cannot (docs/benchmarks.md, issue 17
+// item 4). It changes nothing.
+func (c *Checker) prefetch(t *Txn) {
+	var x uint8
+	n := int32(c.keys.n)
+	for j := range t.Ops {
+		if k := t.Ops[j].Key; k >= 0 && k < n {
+			x += c.keys.get(k).flags
+		}
+	}
+	for j := range t.Ops {
+		if o := &t.Ops[j]; o.Kind == history.Write && o.Key >= 0 && o.Key < n {
+			if ks := c.keys.get(o.Key); ks.vcls != 0 && int(ks.nv) < clsSize(ks.vcls) {
+				x += c.vp.slot(ks.vcls, ks.voff)[ks.nv].vK
+			}
+		}
+	}
+	c.sink += x
 }
 
 // lastAccess returns the index of the last op of t before op j that
@@ -528,128 +626,110 @@ func (c *Checker) lastAccess(t *Txn, j int) int {
 	return int(c.accPrev[j])
 }
 
-// newRead hands out reads from slabs to avoid one allocation per read.
-func (c *Checker) newRead() *read {
-	if len(c.slab) == 0 {
-		c.slab = make([]read, 1024)
+// matches reports whether a read at snap returning v passes Ext on ks.
+func (c *Checker) matches(ks *keyState, snap history.Timestamp, v Val) bool {
+	if ks.nv > 0 && c.vis(ks.lastP, ks.lastL, snap.P, snap.L) {
+		return ks.lastVN == v.N && ks.lastVK == v.K
 	}
-	r := &c.slab[0]
-	c.slab = c.slab[1:]
-	return r
-}
-
-func (ks *keyState) insertRead(r *read) {
-	n := len(ks.reads)
-	if n == cap(ks.reads) && n < 8 {
-		ks.reads = slices.Grow(ks.reads, 8-n) // as for versions (install)
-	}
-	ref := readRef{snapP: r.snap.P, snapL: r.snap.L, seq: r.t.seq, r: r}
-	if n == 0 || !r.snap.Less(ks.maxSnap) {
-		ks.maxSnap = r.snap
-		ks.reads = append(ks.reads, ref)
-		return
-	}
-	i := n
-	for i > 0 && r.snap.Less(ks.reads[i-1].snap()) {
-		i--
-	}
-	ks.reads = append(ks.reads, readRef{})
-	copy(ks.reads[i+1:], ks.reads[i:n])
-	ks.reads[i] = ref
-}
-
-func (c *Checker) matches(ks *keyState, r *read) bool {
-	if len(ks.vers) > 0 && c.visible(ks.lastCTS, r.snap) {
-		return ks.lastV == r.v
-	}
-	i := c.at(ks, r.snap)
+	i := c.at(ks, snap)
 	if i < 0 {
-		return c.isInitial(r.v)
+		return c.isInitial(v)
 	}
-	return ks.vers[i].v == r.v
+	return c.vers(ks)[i].val() == v
 }
 
-func (c *Checker) install(t *Txn, o *Op) {
+// install adds t's write o as a version of its key (t is writer w in the
+// writer table, tx its number in ptx or -1), checks NoConflict against
+// the retained versions, and re-checks the pending reads it may change.
+func (c *Checker) install(t *Txn, o *Op, w int32, tx int64) {
 	ks := c.key(o.Key)
-	vs := ks.vers
+	cts := t.CommitTS
+	n := int(ks.nv)
 	// position: after every version with cts ≤ t.cts
-	i := len(vs)
-	if i > 0 && t.CommitTS.Less(ks.lastCTS) {
-		for i > 0 && t.CommitTS.Less(vs[i-1].cts) {
+	i := n
+	if i > 0 && less(cts.P, cts.L, ks.lastP, ks.lastL) {
+		vs := c.vers(ks)
+		for i > 0 && less(cts.P, cts.L, vs[i-1].ctsP, vs[i-1].ctsL) {
 			i--
 		}
 	}
 	if !c.ser {
-		if ks.gced && t.StartTS.Less(ks.gcTS) {
-			c.lateNC++
-		}
-		// writers committed within (t.sts, t.cts] (none when t commits
-		// last and the last version committed at or before t.sts)
-		if i < len(vs) || (i > 0 && t.StartTS.Less(ks.lastCTS)) {
-			for x := i - 1; x >= 0 && t.StartTS.Less(vs[x].cts); x-- {
-				c.noConflict(vs[x].w, t, o.Key, vs[x].cts)
+		// Both checks below need t.sts < the last version's cts
+		// (gcTS and every retained cts are at most it), or a version
+		// after t.
+		if i < n || (i > 0 && less(t.StartTS.P, t.StartTS.L, ks.lastP, ks.lastL)) {
+			if ks.flags&fGced != 0 && t.StartTS.Less(c.gcTS(o.Key)) {
+				c.lateNC++
+			}
+			vs := c.vers(ks)
+			// writers committed within (t.sts, t.cts]
+			for x := i - 1; x >= 0 && less(t.StartTS.P, t.StartTS.L, vs[x].ctsP, vs[x].ctsL); x-- {
+				c.noConflict(c.writerString(&vs[x]), c.writers[vs[x].w].sts, vs[x].cts(), c.txnString(t), t.StartTS, cts, o.Key, vs[x].cts())
+			}
+			// writers whose interval contains t.cts: every later
+			// version is looked at (a writer committing later may have
+			// started earlier than one committing before it)
+			for x := i; x < n; x++ {
+				if sts := c.writers[vs[x].w].sts; sts.Less(cts) {
+					c.noConflict(c.txnString(t), t.StartTS, cts, c.writerString(&vs[x]), sts, vs[x].cts(), o.Key, cts)
+				}
 			}
 		}
-		// writers whose interval contains t.cts
-		for x := i; x < len(vs) && vs[x].w.StartTS.Less(t.CommitTS); x++ {
-			c.noConflict(t, vs[x].w, o.Key, t.CommitTS)
-		}
 	}
-	if len(vs) == cap(vs) && len(vs) < 8 {
-		// start at 8: growing 1, 2, 4, 8 copies every key's versions
-		// three times, and with a growing key space keys are always new
-		ks.vers = slices.Grow(ks.vers, 8-len(vs))
+	if ks.vcls == 0 || n == clsSize(ks.vcls) {
+		// start at 8 (growing 1, 2, 4, 8 copies every key's versions
+		// three times, and with a growing key space keys are always
+		// new); a key left with one version moves to class 1 (tick)
+		c.resize(ks, max(2, ks.vcls+1))
 	}
-	ks.vers = append(ks.vers, version{})
-	copy(ks.vers[i+1:], ks.vers[i:len(vs)])
-	ks.vers[i] = version{cts: t.CommitTS, v: o.V, w: t, g: ghostOf(t)}
-	if i == len(vs) {
-		ks.lastCTS, ks.lastV = t.CommitTS, o.V
+	vs := c.vp.slot(ks.vcls, ks.voff)[:n+1]
+	copy(vs[i+1:], vs[i:n])
+	vs[i] = version{ctsP: cts.P, ctsL: cts.L, vN: o.V.N, vK: o.V.K, w: w}
+	c.wrefs[w].full++
+	ks.nv++
+	if i == n {
+		ks.lastP, ks.lastL, ks.lastVN, ks.lastVK = cts.P, cts.L, o.V.N, o.V.K
 	}
 	if i == 0 {
-		ks.v0ghost = false
+		ks.flags &^= fV0Ghost
 	}
 	c.activate(o.Key, ks)
 	c.work++
-	if len(ks.failed) > 0 || c.failOverflow {
+	if ks.flags&fFailed != 0 || c.failOverflow {
 		c.reopen(ks, o.Key, i, t)
 	}
-	// Reads whose visible version is now this one: snap in [cts, next cts).
-	rs := ks.reads
-	if len(rs) == 0 || !c.visible(t.CommitTS, ks.maxSnap) || !c.visible(t.CommitTS, rs[len(rs)-1].snap()) {
+	// Reads whose visible version is now this one: snap in [cts, next
+	// cts). The key's chain is walked newest first; it ends at the first
+	// final read, or where no older read can see cts.
+	if !c.hasReads(ks) || !c.vis(cts.P, cts.L, ks.maxP, ks.maxL) {
 		return
 	}
-	lo, hi := 0, len(rs) // first read that sees this version's commit
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if c.visible(t.CommitTS, rs[m].snap()) {
-			hi = m
-		} else {
-			lo = m + 1
-		}
+	hasNext := i+1 < len(vs)
+	var next history.Timestamp
+	if hasNext {
+		next = vs[i+1].cts()
 	}
-	for j := lo; j < len(rs); j++ {
-		x := &rs[j]
-		if i+1 < len(ks.vers) && c.visible(ks.vers[i+1].cts, x.snap()) {
+	for rn := ks.rhead - 1; rn >= c.reads.head; {
+		r := c.reads.get(rn)
+		if !c.vis(cts.P, cts.L, r.cmP, r.cmL) {
 			break
 		}
-		if x.seq <= c.finalSeq || x.seq == t.seq {
-			continue
-		}
-		r := x.r
-		c.rechk++
-		fail := ks.vers[i].v != r.v
-		if fail != r.fail {
-			r.fail = fail
-			r.flips++
-			c.flips++
-			if fail {
-				ks.nfail++
-			} else {
-				ks.nfail--
-				r.kind = ""
+		if c.vis(cts.P, cts.L, r.snapP, r.snapL) && !(hasNext && c.vis(next.P, next.L, r.snapP, r.snapL)) && r.tx != tx {
+			c.rechk++
+			fail := o.V.N != r.vN || o.V.K != r.vK
+			if fail != r.fail {
+				r.fail = fail
+				r.flips++
+				c.flips++
+				if fail {
+					ks.nfail++
+				} else {
+					ks.nfail--
+					delete(c.kinds, rn)
+				}
 			}
 		}
+		rn = r.prev - 1
 	}
 }
 
@@ -658,34 +738,34 @@ func (c *Checker) install(t *Txn, o *Op) {
 func (c *Checker) Tick() { c.tick(c.cfg.Now().Add(-c.cfg.FinalAfter)) }
 
 func (c *Checker) tick(before time.Time) {
-	i := 0
-	for ; i < len(c.pending); i++ {
-		r := c.pending[i]
-		if r.t.arrived.After(before) {
+	b := int64(before.Sub(c.start))
+	// reads become final in arrival order
+	q := &c.reads
+	rn := q.head
+	for ; rn < q.tail; rn++ {
+		r := q.get(rn)
+		if c.ptx[r.tx-c.ptxBase].arrived > b {
 			break
 		}
-		c.finalize(r)
+		c.finalize(r, rn)
 	}
-	if i > 0 {
-		// reads become final in arrival order (see readRef.seq)
-		c.finalSeq = c.pending[i-1].t.seq
+	q.advance(rn)
+	// transactions whose reads are all final
+	j := len(c.ptx)
+	if rn < q.tail {
+		j = int(q.get(rn).tx - c.ptxBase)
 	}
-	c.pending = c.pending[i:]
-	if cap(c.pending) > 1024 && len(c.pending) < cap(c.pending)/4 {
-		c.pending = append([]*read(nil), c.pending...)
-	}
-	j := 0
-	for ; j < len(c.ptx) && !c.ptx[j].arrived.After(before); j++ {
-	}
+	clear(c.ptx[:j])
 	c.ptx = c.ptx[j:]
+	c.ptxBase += int64(j)
 	if cap(c.ptx) > 1024 && len(c.ptx) < cap(c.ptx)/4 {
-		c.ptx = append([]*Txn(nil), c.ptx...)
+		c.ptx = append([]ptxEntry(nil), c.ptx...)
 	}
 	// watermark
 	w := c.maxSnap
-	for _, t := range c.ptx {
-		if s := c.snap(t); s.Less(w) {
-			w = s
+	for i := range c.ptx {
+		if p := &c.ptx[i]; less(p.snapP, p.snapL, w.P, w.L) {
+			w.P, w.L = p.snapP, p.snapL
 		}
 	}
 	if !w.Set {
@@ -697,100 +777,121 @@ func (c *Checker) tick(before time.Time) {
 	// its cost stays proportional to the work whatever the tick rate, and
 	// what it discards grows by at most that work in between.
 	c.ticks++
-	if 2*c.work < int64(len(c.active)) && c.ticks-c.swept < sweepEvery {
+	if 2*c.work < int64(c.nactive) && c.ticks-c.swept < sweepEvery {
 		return
 	}
 	c.work, c.swept = 0, c.ticks
 	// Only active keys can have anything to discard: a key with at most one
-	// version (already referring to a ghost) and no pending reads keeps that
+	// version (already naming a ghost) and no pending reads keeps that
 	// version, the last one visible at any snapshot from its commit on.
-	na := 0
-	for _, k := range c.active {
-		ks := c.keys.get(k)
-		// drop final reads
-		if 2*ks.nfinal >= len(ks.reads) {
-			n := 0
-			for _, x := range ks.reads {
-				if x.seq > c.finalSeq {
-					ks.reads[n] = x
-					n++
+	// Active keys are visited in key order (their lines are consecutive),
+	// in groups whose first versions are loaded first (see prefetch).
+	var group [32]int32
+	for wi, word := range c.activeBits {
+		for word != 0 {
+			ng := 0
+			for word != 0 && ng < len(group) {
+				b := bits.TrailingZeros64(word)
+				word &^= 1 << b
+				group[ng] = int32(wi<<6 | b)
+				ng++
+			}
+			var sink uint8
+			for _, k := range group[:ng] {
+				if ks := c.keys.get(k); ks.vcls != 0 {
+					sink += c.vp.slot(ks.vcls, ks.voff)[0].vK
 				}
 			}
-			clear(ks.reads[n:])
-			ks.reads = ks.reads[:n]
-			ks.nfinal = 0
-		}
-		// keep the last version visible at w and everything after it
-		x := c.at(ks, w)
-		if x > 0 && ks.nfail > 0 {
-			// classify failing reads while the versions that may explain
-			// them are still here
-			for _, x := range ks.reads {
-				if r := x.r; r.fail && !r.final && r.kind == "" {
-					r.kind = c.classify(ks, r)
-				}
+			c.sink += sink
+			for _, k := range group[:ng] {
+				c.sweepKey(k, w)
 			}
 		}
-		if x > 0 {
-			m := copy(ks.vers, ks.vers[x:])
-			clear(ks.vers[m:])
-			ks.vers = ks.vers[:m]
-			ks.gced = true
-			ks.gcTS = ks.vers[0].cts
-		}
-		if x > 0 || (x == 0 && !ks.v0ghost) {
-			// the version visible at the watermark: its writer is only
-			// named in explanations from now on (see ghostOf)
-			ks.vers[0].w = ks.vers[0].g
-			ks.v0ghost = true
-		}
-		if len(ks.vers) > 1 || len(ks.reads) > 0 || (len(ks.vers) == 1 && !ks.v0ghost) {
-			c.active[na] = k
-			na++
-			continue
-		}
-		ks.active = false
-		ks.reads = nil
-		if cap(ks.vers) > len(ks.vers) {
-			ks.vers = slices.Clip(slices.Clone(ks.vers))
-		}
-	}
-	clear(c.active[na:])
-	c.active = c.active[:na]
-	if cap(c.active) > 1024 && na < cap(c.active)/4 {
-		c.active = slices.Clone(c.active)
 	}
 }
 
-func (c *Checker) finalize(r *read) {
+// sweepKey discards key k's state below the watermark w (see tick).
+func (c *Checker) sweepKey(k int32, w history.Timestamp) {
+	q := &c.reads
+	ks := c.keys.get(k)
+	// keep the last version visible at w and everything after it
+	x := c.at(ks, w)
+	if x > 0 && ks.nfail > 0 {
+		// classify failing reads while the versions that may explain
+		// them are still here
+		for rn := ks.rhead - 1; rn >= q.head; {
+			r := q.get(rn)
+			if r.fail && !r.final {
+				if _, ok := c.kinds[rn]; !ok {
+					c.kinds[rn] = c.classify(ks, r)
+				}
+			}
+			rn = r.prev - 1
+		}
+	}
+	if x > 0 {
+		vs := c.vers(ks)
+		for i := range vs[:x] {
+			c.unref(vs[i].w, vs[i].ghost)
+		}
+		m := copy(vs, vs[x:])
+		ks.nv = uint32(m)
+		ks.flags |= fGced
+		cold := c.keys.getCold(k)
+		cold.gcP, cold.gcL = vs[0].ctsP, vs[0].ctsL
+	}
+	if x > 0 || (x == 0 && ks.flags&fV0Ghost == 0) {
+		// the version visible at the watermark: its writer is only
+		// named in explanations from now on (see writer)
+		c.toGhost(&c.vers(ks)[0])
+		ks.flags |= fV0Ghost
+	}
+	if ks.nv > 1 || c.hasReads(ks) || (ks.nv == 1 && ks.flags&fV0Ghost == 0) {
+		if ks.vcls > 2 && int(ks.nv) < clsSize(ks.vcls)/4 {
+			c.resize(ks, clsFor(2*int(ks.nv)))
+		}
+		return
+	}
+	ks.flags &^= fActive
+	c.activeBits[k>>6] &^= 1 << (k & 63)
+	c.nactive--
+	ks.rhead = 0
+	if cl := clsFor(int(ks.nv)); ks.nv == 0 {
+		c.resize(ks, 0)
+	} else if cl != ks.vcls {
+		c.resize(ks, cl)
+	}
+}
+
+// finalize makes pending read number rn final: a failing read becomes an
+// Ext anomaly (or an undecided one, see Close).
+func (c *Checker) finalize(r *read, rn int64) {
 	if r.final {
 		return
 	}
 	r.final = true
-	if k := r.t.Ops[r.op].Key; int(k) < c.keys.n {
-		c.keys.get(k).nfinal++
-	}
 	if !r.fail {
 		return
 	}
-	if o := &r.t.Ops[r.op]; int(o.Key) < c.keys.n {
-		c.keys.get(o.Key).nfail--
-	}
-	t := r.t
+	ks := c.keys.get(r.key)
+	ks.nfail--
+	t := c.ptx[r.tx-c.ptxBase].t
 	o := &t.Ops[r.op]
-	ks := c.keys.get(o.Key)
+	snap, rv := r.snap(), r.val()
 	var state string
-	if i := c.at(ks, r.snap); i >= 0 {
-		v := ks.vers[i]
-		state = fmt.Sprintf("%s, written by %s (cts %s)", c.valString(v.v), name(v.w), v.cts)
+	if i := c.at(ks, snap); i >= 0 {
+		v := &c.vers(ks)[i]
+		state = fmt.Sprintf("%s, written by %s (cts %s)", c.valString(v.val()), c.writerName(v), v.cts())
 	} else {
 		state = "the initial value"
 	}
-	kind := r.kind
-	if kind == "" {
+	kind, ok := c.kinds[rn]
+	if ok {
+		delete(c.kinds, rn)
+	} else {
 		kind = c.classify(ks, r)
 	}
-	if _, ok := c.unkW[unkRef{o.Key, r.v}]; ok && !c.isInitial(r.v) && !strings.HasPrefix(kind, "written") {
+	if _, ok := c.unkW[unkRef{r.key, rv}]; ok && !c.isInitial(rv) && !strings.HasPrefix(kind, "written") {
 		c.undecided++
 		return
 	}
@@ -802,26 +903,27 @@ func (c *Checker) finalize(r *read) {
 		c.coUndecided++
 		if c.coFirst == "" {
 			c.coFirst = fmt.Sprintf("%s (sts %s, cts %s): op %d (%s) read %s, but at its commit point %s the last committed value of %s was %s [%s]",
-				c.txnString(t), t.StartTS, t.CommitTS, r.op, c.opString(o), c.valString(r.v), r.snap, c.keyName(o.Key), state, kind)
+				c.txnString(t), t.StartTS, t.CommitTS, r.op, c.opString(o), c.valString(rv), snap, c.keyName(r.key), state, kind)
 		}
 		return
 	}
 	expl := fmt.Sprintf("%s (sts %s, cts %s): op %d (%s) is an external read. At its %s %s the last committed value of %s was %s, but it read %s [%s]. The verdict flipped %d times before becoming final. Ext axiom.",
-		c.txnString(t), t.StartTS, t.CommitTS, r.op, c.opString(o), word, r.snap, c.keyName(o.Key), state, c.valString(r.v), kind, r.flips)
-	listed := c.report(TypeExt, c.keyName(o.Key), expl)
+		c.txnString(t), t.StartTS, t.CommitTS, r.op, c.opString(o), word, snap, c.keyName(r.key), state, c.valString(rv), kind, r.flips)
+	listed := c.report(TypeExt, c.keyName(r.key), expl)
 	if c.nFailRecs >= maxFailRecs {
 		c.failOverflow = true
-		if c.maxFailSnap.Less(r.snap) || !c.maxFailSnap.Set {
-			c.maxFailSnap = r.snap
+		if c.maxFailSnap.Less(snap) || !c.maxFailSnap.Set {
+			c.maxFailSnap = snap
 		}
 		return
 	}
 	c.nFailRecs++
-	fr := failRec{snap: r.snap, v: r.v}
+	fr := failRec{snap: snap, v: rv}
 	if listed {
 		fr.expl = expl
 	}
-	ks.failed = append(ks.failed, fr)
+	c.failed[r.key] = append(c.failed[r.key], fr)
+	ks.flags |= fFailed
 }
 
 // reopen re-checks the final Ext failures of key k after version i (by t)
@@ -833,18 +935,23 @@ func (c *Checker) reopen(ks *keyState, k int32, i int, t *Txn) {
 			c.reopenFirst = fmt.Sprintf("%s's write of %s arrived after more than %d final failures had been recorded and may change one of them", name(t), c.keyName(k), maxFailRecs)
 		}
 	}
+	if ks.flags&fFailed == 0 {
+		return
+	}
+	vs := c.vers(ks)
+	failed := c.failed[k]
 	n := 0
-	for _, fr := range ks.failed {
-		if fr.done || !c.visible(t.CommitTS, fr.snap) || (i+1 < len(ks.vers) && c.visible(ks.vers[i+1].cts, fr.snap)) {
+	for _, fr := range failed {
+		if !c.visible(t.CommitTS, fr.snap) || (i+1 < len(vs) && c.visible(vs[i+1].cts(), fr.snap)) {
 			// not visible at the failure's snapshot, or a later retained
 			// version still is: the failure stands as it was
-			ks.failed[n] = fr
+			failed[n] = fr
 			n++
 			continue
 		}
-		undecidable := i == 0 && ks.gced && fr.snap.Less(ks.gcTS)
-		if !undecidable && ks.vers[i].v != fr.v {
-			ks.failed[n] = fr
+		undecidable := i == 0 && ks.flags&fGced != 0 && fr.snap.Less(c.gcTS(k))
+		if !undecidable && vs[i].val() != fr.v {
+			failed[n] = fr
 			n++
 			continue
 		}
@@ -875,33 +982,55 @@ func (c *Checker) reopen(ks *keyState, k int32, i int, t *Txn) {
 			c.withdrawn++
 		}
 	}
-	clear(ks.failed[n:])
-	ks.failed = ks.failed[:n]
+	clear(failed[n:])
+	if n == 0 {
+		delete(c.failed, k)
+		ks.flags &^= fFailed
+	} else {
+		c.failed[k] = failed[:n]
+	}
 }
 
 // classify says where the value a failing read returned came from, among
 // the versions retained now. It runs when the verdict becomes final, or
 // earlier, just before versions are discarded, while a read is failing.
 func (c *Checker) classify(ks *keyState, r *read) string {
+	rv, snap := r.val(), r.snap()
 	kind := "value never written (among retained versions)"
-	if c.isInitial(r.v) {
+	if c.isInitial(rv) {
 		kind = "written before the snapshot (the initial value, overwritten)"
 	}
-	for _, v := range ks.vers {
-		if v.v == r.v {
-			if c.visible(v.cts, r.snap) {
-				kind = fmt.Sprintf("written before the snapshot, by %s (cts %s)", name(v.w), v.cts)
+	vs := c.vers(ks)
+	for i := range vs {
+		v := &vs[i]
+		if v.val() == rv {
+			if c.visible(v.cts(), snap) {
+				kind = fmt.Sprintf("written before the snapshot, by %s (cts %s)", c.writerName(v), v.cts())
 			} else {
-				kind = fmt.Sprintf("written after the snapshot, by %s (sts %s, cts %s)", name(v.w), v.w.StartTS, v.cts)
+				kind = fmt.Sprintf("written after the snapshot, by %s (sts %s, cts %s)", c.writerName(v), c.writers[v.w].sts, v.cts())
 			}
 		}
 	}
 	return kind
 }
 
-func (c *Checker) noConflict(a, b *Txn, k int32, ts history.Timestamp) {
+// writerName names version v's writer.
+func (c *Checker) writerName(v *version) string { return "T(" + c.writers[v.w].id + ")" }
+
+// writerString is version v's writer as listed in explanations: with its
+// ops while the version names it in full, else without.
+func (c *Checker) writerString(v *version) string {
+	if w := &c.writers[v.w]; !v.ghost && w.t != nil {
+		return c.txnString(w.t)
+	}
+	return c.writerName(v) + " [ops no longer retained]"
+}
+
+// noConflict reports two overlapping writers (a, then b) of key k; ts is
+// the commit timestamp inside the other's interval.
+func (c *Checker) noConflict(a string, asts, acts history.Timestamp, b string, bsts, bcts history.Timestamp, k int32, ts history.Timestamp) {
 	c.report(TypeNoConflict, c.keyName(k), fmt.Sprintf("%s (sts %s, cts %s) and %s (sts %s, cts %s) both write %s and overlap (one commits at %s inside the other's interval). NoConflict axiom.",
-		c.txnString(a), a.StartTS, a.CommitTS, c.txnString(b), b.StartTS, b.CommitTS, c.keyName(k), ts))
+		a, asts, acts, b, bsts, bcts, c.keyName(k), ts))
 }
 
 // report counts an anomaly and lists it while fewer than MaxPerType of its
@@ -949,9 +1078,6 @@ func (c *Checker) opString(o *Op) string {
 }
 
 func (c *Checker) txnString(t *Txn) string {
-	if t.stripped {
-		return name(t) + " [ops no longer retained]"
-	}
 	var b strings.Builder
 	b.WriteString(name(t))
 	b.WriteString(" [")
@@ -979,29 +1105,29 @@ type Status struct {
 
 // Status reports progress counters.
 func (c *Checker) Status() Status {
-	s := Status{Txns: c.n, Skipped: c.aborted, Pending: len(c.pending), Flips: c.flips, Rechecks: c.rechk,
+	s := Status{Txns: c.n, Skipped: c.aborted, Pending: int(c.reads.tail - c.reads.head), Flips: c.flips, Rechecks: c.rechk,
 		LateUnchecked: c.late, Violations: map[string]int{}}
 	for k, v := range c.counts {
 		s.Violations[k] = v
 	}
-	for _, r := range c.pending {
-		if r.fail {
+	for rn := c.reads.head; rn < c.reads.tail; rn++ {
+		if c.reads.get(rn).fail {
 			s.Violations["ext (tentative)"]++
 		}
 	}
 	for i := 0; i < c.keys.n; i++ {
-		s.Versions += len(c.keys.get(int32(i)).vers)
+		s.Versions += int(c.keys.get(int32(i)).nv)
 	}
 	return s
 }
 
 // Close finalises every pending verdict and returns the result.
 func (c *Checker) Close() *check.Result {
-	for _, r := range c.pending {
-		c.finalize(r)
+	for rn := c.reads.head; rn < c.reads.tail; rn++ {
+		c.finalize(c.reads.get(rn), rn)
 	}
-	c.finalSeq = c.n
-	c.pending = nil
+	c.reads.advance(c.reads.tail)
+	c.ptxBase += int64(len(c.ptx))
 	c.ptx = nil
 	r := &check.Result{Checker: "aion", Model: c.cfg.Model}
 	types := make([]string, 0, len(c.counts))
@@ -1055,6 +1181,23 @@ func (c *Checker) Close() *check.Result {
 		}
 		r.Reason = strings.Join(why, "; ")
 	}
+	if c.deletes > 0 {
+		// Deleted versions are not modelled online: a read of a deleted
+		// row would be judged against the version before the delete. What
+		// was found is kept as warnings, not as anomalies that would make
+		// the verdict invalid.
+		for i, a := range r.Anomalies {
+			if i == 8 {
+				r.Warnings = append(r.Warnings, fmt.Sprintf("... %d more", len(r.Anomalies)-8))
+				break
+			}
+			r.Warnings = append(r.Warnings, "not judged (the history has deletes): "+a.Type+": "+a.Explanation)
+		}
+		r.Anomalies, r.Truncated = nil, nil
+		r.Verdict = check.Unknown
+		r.Reason = fmt.Sprintf("%d delete ops: %s", c.deletes, history.DeletesUnsupported("aion"))
+	}
+	r.Stats["deletes_unchecked"] = c.deletes
 	r.Stats["undecided_unknown_outcome"] = c.undecided
 	r.Stats["commit_order_inconclusive"] = c.coUndecided
 	r.Finish() // verdict, types and ruled-out models from package model

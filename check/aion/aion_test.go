@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/txray/txray/check"
 	"github.com/txray/txray/history"
@@ -395,5 +396,37 @@ func TestGhostWriter(t *testing.T) {
 		if !strings.Contains(all, want) {
 			t.Errorf("missing %q in\n%s", want, all)
 		}
+	}
+}
+
+// TestKeyStateOneCacheLine: the per-key hot state is one 64-byte cache
+// line and a version 32 bytes (the layout the checker's speed rests on;
+// docs/benchmarks.md, issue 17 item 4).
+func TestKeyStateOneCacheLine(t *testing.T) {
+	if s := unsafe.Sizeof(keyState{}); s != 64 {
+		t.Errorf("keyState is %d bytes, want 64", s)
+	}
+	if s := unsafe.Sizeof(version{}); s != 32 {
+		t.Errorf("version is %d bytes, want 32", s)
+	}
+}
+
+// TestNoConflictLateWriterOverlapsTwo: a writer arriving late (T0, [0,10])
+// overlaps a writer committing right after it that started later (T1,
+// [19,20]: no overlap) and one committing after that which started
+// earlier (T2, [6,30]: overlap). Versions are ordered by commit, not by
+// start, so every later version is looked at: 2 NoConflict violations
+// (T1–T2 and T0–T2), as package chronos finds offline (found by
+// FuzzOnlineAgreesWithChronos).
+func TestNoConflictLateWriterOverlapsTwo(t *testing.T) {
+	c, _ := newTest("snapshot-isolation")
+	for _, x := range []*Txn{tx(c, "2", "a", 6, 30, "w x 2"), tx(c, "1", "b", 19, 20, "w x 1"), tx(c, "0", "c", 0, 10, "w x 0")} {
+		if err := c.Add(x); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := c.Close()
+	if r.Verdict != check.Invalid || countType(r, TypeNoConflict) != 2 {
+		t.Fatalf("got %v %v", r.Verdict, r.Anomalies)
 	}
 }

@@ -190,6 +190,9 @@ func Canon(name string) string {
 // graph-inference checkers (list-append 60, rw-register 50): the
 // commit-order replay can then only prove a history valid, never invalid.
 func (Checker) Applies(h *history.History, model string) (int, string) {
+	if h.HasDeletes() {
+		return 0, history.DeletesUnsupported("chronos")
+	}
 	if !h.Evidence.Timestamps {
 		return 0, "needs database start and commit timestamps on every committed transaction"
 	}
@@ -216,6 +219,14 @@ func (Checker) Check(ctx context.Context, h *history.History, opts check.Options
 	if m == "" {
 		r.Verdict = check.Unknown
 		r.Reason = fmt.Sprintf("chronos judges snapshot-isolation, serializable and strict-serializable only, not %q", opts.Model)
+		finish(r, m)
+		return r, nil
+	}
+	if h.HasDeletes() {
+		// The replay has no deleted versions: a nil read after a delete
+		// would be judged a read of the initial state.
+		r.Verdict = check.Unknown
+		r.Reason = history.DeletesUnsupported("chronos")
 		finish(r, m)
 		return r, nil
 	}

@@ -48,12 +48,12 @@ func build(specs ...spec) *history.History {
 			v := strings.Join(f[2:], " ")
 			switch {
 			case strings.HasPrefix(v, "["):
-				op.IsList = true
-				op.List = []int32{}
+				var l []int32
 				for _, e := range strings.Fields(strings.Trim(v, "[]")) {
 					n, _ := strconv.ParseInt(e, 10, 64)
-					op.List = append(op.List, h.Values.Int(n))
+					l = append(l, h.Values.Int(n))
 				}
+				t.SetList(&op, l)
 			case v == "nil":
 			default:
 				n, _ := strconv.ParseInt(v, 10, 64)

@@ -34,8 +34,9 @@ func TestGeneratedSI(t *testing.T) {
 			if o.Kind == history.Read && !o.IsList && o.Value != history.NoValue {
 				o.Value = history.NoValue
 				injected++
-			} else if o.Kind == history.Read && o.IsList && len(o.List) > 0 {
-				o.List = o.List[:len(o.List)-1]
+			} else if o.Kind == history.Read && o.IsList && o.ListLen() > 0 {
+				off, n := o.ListSpan()
+				o.SetListSpan(off, n-1)
 				injected++
 			}
 		}

@@ -331,23 +331,24 @@ func (c *run) startTxn(ti int32, snap history.Timestamp, ser bool) {
 				if o.ListUnknown || c.intList == nil {
 					continue
 				}
+				lst := t.ListOf(o)
 				if seen {
 					exp := c.intList[k]
 					if c.intSufx[k] {
 						// snapshot + own appends: the suffix is Int, the prefix Ext.
-						if len(o.List) < len(exp) || !slices.Equal(o.List[len(o.List)-len(exp):], exp) {
+						if len(lst) < len(exp) || !slices.Equal(lst[len(lst)-len(exp):], exp) {
 							c.intViolation(ti, int32(j), k, true)
 						} else {
-							c.extList(ti, int32(j), k, o.List[:len(o.List)-len(exp)], snap, ser)
+							c.extList(ti, int32(j), k, lst[:len(lst)-len(exp)], snap, ser)
 						}
-					} else if !slices.Equal(o.List, exp) {
+					} else if !slices.Equal(lst, exp) {
 						c.intViolation(ti, int32(j), k, false)
 					}
 				} else {
-					c.extList(ti, int32(j), k, o.List, snap, ser)
+					c.extList(ti, int32(j), k, lst, snap, ser)
 				}
 				c.epoch[k] = ti
-				c.intList[k] = append(c.intList[k][:0], o.List...)
+				c.intList[k] = append(c.intList[k][:0], lst...)
 				c.intSufx[k] = false
 				c.intOp[k] = int32(j)
 				continue
@@ -503,12 +504,12 @@ func (c *run) intViolation(ti, op, k int32, suffix bool) {
 	}
 	c.add(check.Anomaly{Type: TypeInternal, Txns: []int32{ti}, Key: h.KeyName(k),
 		Explanation: fmt.Sprintf("%s: op %d (%s) follows op %d (%s) on the same key %s in the same transaction, so it must return %s, but it returned %s. Int axiom: a read of a key the transaction already accessed returns the value of its last access.",
-			h.TxnString(ti), op, h.OpString(o), prev, h.OpString(&t.Ops[prev]), h.KeyName(k), want, readText(h, o))})
+			h.TxnString(ti), op, h.OpString(t, o), prev, h.OpString(t, &t.Ops[prev]), h.KeyName(k), want, readText(h, t, o))})
 }
 
-func readText(h *history.History, o *history.Op) string {
+func readText(h *history.History, t *history.Txn, o *history.Op) string {
 	if o.IsList {
-		return h.ListString(o.List)
+		return h.ListString(t.ListOf(o))
 	}
 	return h.ValueName(o.Value)
 }
@@ -694,7 +695,7 @@ func (c *run) extKV(ti, op, k, v int32, f version, fok bool, snap history.Timest
 		txns = append(txns, ref.txn)
 	}
 	expl := fmt.Sprintf("%s (%s): op %d (%s) is its first access to %s, an external read. At its %s %s the last committed value of %s was %s, but it read %s; %s [%s]. %s",
-		h.TxnString(ti), c.ts(ti), op, h.OpString(o), h.KeyName(k), c.snapWord(ser), snap, h.KeyName(k), state, h.ValueName(v), why, kind, c.axiomFor(typ, ser))
+		h.TxnString(ti), c.ts(ti), op, h.OpString(&h.Txns[ti], o), h.KeyName(k), c.snapWord(ser), snap, h.KeyName(k), state, h.ValueName(v), why, kind, c.axiomFor(typ, ser))
 	if typ == "" {
 		c.inconclusive(expl)
 		return
@@ -858,7 +859,7 @@ func (c *run) extList(ti, op, k int32, got []int32, snap history.Timestamp, ser 
 		why += fmt.Sprintf(" (elements appended by transactions of unknown outcome without timestamps left out: the read without them is %s)", h.ListString(got))
 	}
 	expl := fmt.Sprintf("%s (%s): op %d (%s) reads %s externally. At its %s %s the committed list of %s was %s, but it read %s; %s [%s]. %s",
-		h.TxnString(ti), c.ts(ti), op, h.OpString(o), h.KeyName(k), c.snapWord(ser), snap, h.KeyName(k), state, h.ListString(h.Txns[ti].Ops[op].List), why, kind, c.axiomFor(typ, ser))
+		h.TxnString(ti), c.ts(ti), op, h.OpString(&h.Txns[ti], o), h.KeyName(k), c.snapWord(ser), snap, h.KeyName(k), state, h.ListString(h.Txns[ti].ListOf(o)), why, kind, c.axiomFor(typ, ser))
 	if typ == "" {
 		c.inconclusive(expl)
 		return

@@ -96,6 +96,9 @@ func (ListAppend) Applies(h *history.History, _ string) (int, string) {
 	if h == nil {
 		return 0, "no history"
 	}
+	if h.HasDeletes() {
+		return 0, history.DeletesUnsupported("list-append")
+	}
 	if hasKind(h, history.Append) {
 		return 60, ""
 	}
@@ -104,6 +107,9 @@ func (ListAppend) Applies(h *history.History, _ string) (int, string) {
 
 // Check implements check.Checker.
 func (ListAppend) Check(ctx context.Context, h *history.History, opts check.Options) (*check.Result, error) {
+	if r := deletesUnknown(h, "list-append", opts); r != nil {
+		return r, nil
+	}
 	return checkListAppend(ctx, h, opts)
 }
 
@@ -127,6 +133,9 @@ func (RWRegister) Applies(h *history.History, _ string) (int, string) {
 	if hasKind(h, history.Append) {
 		return 0, "the history has append operations (use list-append)"
 	}
+	if h.HasDeletes() {
+		return 0, history.DeletesUnsupported("rw-register")
+	}
 	if hasKind(h, history.Write) {
 		return 50, ""
 	}
@@ -135,7 +144,23 @@ func (RWRegister) Applies(h *history.History, _ string) (int, string) {
 
 // Check implements check.Checker.
 func (RWRegister) Check(ctx context.Context, h *history.History, opts check.Options) (*check.Result, error) {
+	if r := deletesUnknown(h, "rw-register", opts); r != nil {
+		return r, nil
+	}
 	return checkRWRegister(ctx, h, opts)
+}
+
+// deletesUnknown is the unknown verdict on a history with delete ops: Elle's
+// inference has no deleted versions (a nil read after a delete would look
+// like a read of the initial state, and a delete is not a write of a value
+// anyone can read), so it neither guesses nor drops them.
+func deletesUnknown(h *history.History, name string, opts check.Options) *check.Result {
+	if h == nil || !h.HasDeletes() {
+		return nil
+	}
+	r := &check.Result{Checker: name, Model: opts.Model, Verdict: check.Unknown, Reason: history.DeletesUnsupported(name)}
+	r.Finish()
+	return r
 }
 
 func hasKind(h *history.History, k history.Kind) bool {

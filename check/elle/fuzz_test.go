@@ -44,10 +44,10 @@ func fuzzHistory(data []byte) *history.History {
 			b := next()
 			o := history.Op{Kind: history.Kind(b % 6), Key: int32(b>>3) % 5, Value: int32(next())%10 - 1}
 			if o.Kind == history.Read && b&0x40 != 0 {
-				o.IsList = true
+				t.SetList(&o, nil)
 				n := int(next() % 5)
 				for e := 0; e < n; e++ {
-					o.List = append(o.List, int32(next())%9)
+					t.ExtendList(&o, int32(next())%9)
 				}
 				o.ListUnknown = b&0x20 != 0
 			}

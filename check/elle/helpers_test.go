@@ -60,14 +60,14 @@ func (b *hb) add(specs ...spec) *hb {
 			b.h.Evidence.ClientTime = true
 		}
 		for _, os := range s.ops {
-			t.Ops = append(t.Ops, b.op(os))
+			t.Ops = append(t.Ops, b.op(&t, os))
 		}
 		b.h.Add(t)
 	}
 	return b
 }
 
-func (b *hb) op(s string) history.Op {
+func (b *hb) op(t *history.Txn, s string) history.Op {
 	f := strings.Fields(s)
 	if len(f) < 3 {
 		b.t.Fatalf("bad op %q", s)
@@ -81,10 +81,9 @@ func (b *hb) op(s string) history.Op {
 	switch {
 	case rest == "nil":
 	case strings.HasPrefix(rest, "["):
-		o.IsList = true
-		o.List = []int32{}
+		t.SetList(&o, nil)
 		for _, e := range strings.Fields(strings.Trim(rest, "[]")) {
-			o.List = append(o.List, b.scalar(b.h.Values, e))
+			t.ExtendList(&o, b.scalar(b.h.Values, e))
 		}
 	default:
 		o.Value = b.scalar(b.h.Values, rest)
@@ -154,16 +153,17 @@ func genHistory(c genCfg) *history.History {
 			if rng.Float64() < c.readFrac {
 				o := history.Op{Kind: history.Read, Key: k, Value: history.NoValue}
 				if !c.register {
-					o.IsList = true
 					cur := lists[k]
 					for _, s := range staged {
 						if s.k == k {
 							cur = append(cur[:len(cur):len(cur)], s.v)
 						}
 					}
-					o.List = cur[:len(cur):len(cur)]
 					if st == history.Unknown {
-						o.List, o.ListUnknown = nil, true
+						o.SetListSpan(0, 0)
+						o.ListUnknown = true
+					} else {
+						t.SetList(&o, cur)
 					}
 				} else {
 					o.Value = regs[k]

@@ -95,7 +95,7 @@ func (a *laApp) ref() opRef { return opRef{a.t, a.o} }
 // list, as in Elle; in any other transaction it is unknown (ok=false).
 func readList(t *history.Txn, o *history.Op) (l []int32, ok bool) {
 	if o.IsList && !o.ListUnknown {
-		return o.List, true
+		return t.ListOf(o), true
 	}
 	if t.Status == history.Committed {
 		return nil, true

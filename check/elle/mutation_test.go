@@ -61,14 +61,16 @@ func TestMutations(t *testing.T) {
 			t1 := &h.Txns[i]
 			for j := range t1.Ops {
 				o := &t1.Ops[j]
-				if done || o.Kind != history.Read || len(o.List) < 2 {
+				if done || o.Kind != history.Read || o.ListLen() < 2 {
 					continue
 				}
-				w := writer[[2]int32{o.Key, o.List[len(o.List)-1]}]
+				l := t1.ListOf(o)
+				w := writer[[2]int32{o.Key, l[len(l)-1]}]
 				if w == int32(i) || h.Txns[w].Complete >= t1.Invoke {
 					continue
 				}
-				o.List = o.List[:len(o.List)-1]
+				off, n := o.ListSpan()
+				o.SetListSpan(off, n-1)
 				done = true
 			}
 		}
@@ -85,8 +87,9 @@ func TestMutations(t *testing.T) {
 		for i := range h.Txns {
 			for j := range h.Txns[i].Ops {
 				o := &h.Txns[i].Ops[j]
-				if o.Kind == history.Read && len(o.List) >= 2 {
-					o.List = append(slices.Clone(o.List), o.List[0])
+				if o.Kind == history.Read && o.ListLen() >= 2 {
+					tx := &h.Txns[i]
+					tx.ExtendList(o, tx.ListOf(o)[0])
 					r := checkGen(t, ListAppend{}, h, "strict-serializable", nil)
 					if !slices.Contains(r.AnomalyTypes, "duplicate-elements") || r.Verdict != check.Invalid {
 						t.Errorf("duplicate not found: %v", r)
@@ -106,10 +109,10 @@ func TestMutations(t *testing.T) {
 				o := h.Txns[i].Ops
 				var k, v int32 = -1, -1
 				for _, op := range o {
-					if op.Kind == history.Read && (len(op.List) > 0 || (!op.IsList && op.Value != history.NoValue)) {
+					if op.Kind == history.Read && (op.ListLen() > 0 || (!op.IsList && op.Value != history.NoValue)) {
 						k, v = op.Key, op.Value
 						if op.IsList {
-							v = op.List[0]
+							v = h.Txns[i].ListOf(&op)[0]
 						}
 					}
 				}

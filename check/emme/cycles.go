@@ -3,6 +3,7 @@ package emme
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/txray/txray/check"
@@ -102,9 +103,16 @@ func (g *csr) sccs() (comp []int32, size []int32) {
 // shortestCycle returns the edge indices of a shortest cycle through r
 // inside r's component (BFS).
 func (g *csr) shortestCycle(r int32, comp []int32, seen []int32, parent []int32, stamp int32) []int32 {
-	c := comp[r]
-	queue := []int32{r}
-	seen[r] = stamp
+	return g.bfs(r, r, comp, seen, parent, stamp)
+}
+
+// bfs returns the edge indices of a shortest non-empty path from s to t
+// inside s's component (a cycle when t == s), nil if none. seen and parent
+// are per-node scratch arrays; stamp marks this search's visits.
+func (g *csr) bfs(s, t int32, comp []int32, seen []int32, parent []int32, stamp int32) []int32 {
+	c := comp[s]
+	queue := []int32{s}
+	seen[s] = stamp
 	for h := 0; h < len(queue); h++ {
 		v := queue[h]
 		for a := g.off[v]; a < g.off[v+1]; a++ {
@@ -112,18 +120,16 @@ func (g *csr) shortestCycle(r int32, comp []int32, seen []int32, parent []int32,
 			if comp[w] != c {
 				continue
 			}
-			if w == r {
-				// unwind: r -> ... -> v -> r
-				path := []int32{g.eid[a]}
-				for x := v; x != r; {
+			if w == t {
+				// unwind: s -> ... -> v -> t
+				p := []int32{g.eid[a]}
+				for x := v; x != s; {
 					pa := parent[x]
-					path = append(path, g.eid[pa])
+					p = append(p, g.eid[pa])
 					x = g.from(pa)
 				}
-				for i, j := 0, len(path)-1; i < j; i, j = i+1, j-1 {
-					path[i], path[j] = path[j], path[i]
-				}
-				return path
+				slices.Reverse(p)
+				return p
 			}
 			if seen[w] != stamp {
 				seen[w] = stamp
@@ -194,29 +200,31 @@ func (d *deps) explain(e *edge) string {
 	h := d.h
 	a, b := h.TxnName(e.from), h.TxnName(e.to)
 	k := h.KeyName(e.key)
+	vn := func(v int32) string { return d.versionName(e.key, v) }
 	switch e.kind {
 	case kWW:
 		return fmt.Sprintf("%s installed %s = %s and %s installed the next version %s = %s (version order), so %s < %s",
-			a, k, h.ValueName(e.v1), b, k, h.ValueName(e.v2), a, b)
+			a, k, vn(e.v1), b, k, vn(e.v2), a, b)
 	case kWR:
-		return fmt.Sprintf("%s read %s = %s %s, which %s wrote, so %s < %s", b, k, h.ValueName(e.v1), opRef(int(e.op)), a, a, b)
+		return fmt.Sprintf("%s read %s = %s %s, which %s wrote, so %s < %s", b, k, vn(e.v1), opRef(int(e.op)), a, a, b)
 	case kRW:
 		return fmt.Sprintf("%s read %s = %s %s and %s installed the next version %s = %s, so %s < %s",
-			a, k, h.ValueName(e.v1), opRef(int(e.op)), b, k, h.ValueName(e.v2), a, b)
+			a, k, vn(e.v1), opRef(int(e.op)), b, k, vn(e.v2), a, b)
 	case kPWR:
-		return fmt.Sprintf("%s's predicate read %s %q evaluated row %s at version %s; %s's write %s = %s (after %s) changed whether row %s matches, so %s < %s (predicate-wr)",
-			b, opRef(int(e.op)), d.where(e.to, e.op), k, h.ValueName(e.vs), a, k, h.ValueName(e.v2), h.ValueName(e.v1), k, a, b)
+		return fmt.Sprintf("%s's predicate read %s %q evaluated row %s at version %s; %s's version %s = %s (after %s) changed whether row %s matches, so %s < %s (predicate-wr)",
+			b, opRef(int(e.op)), d.where(e.to, e.op), k, vn(e.vs), a, k, vn(e.v2), vn(e.v1), k, a, b)
 	}
 	return fmt.Sprintf("%s's predicate read %s %q evaluated row %s at version %s; %s installed a later version %s = %s (after %s) that changes whether row %s matches, so %s < %s (predicate-rw)",
-		a, opRef(int(e.op)), d.where(e.from, e.op), k, h.ValueName(e.vs), b, k, h.ValueName(e.v2), h.ValueName(e.v1), k, a, b)
+		a, opRef(int(e.op)), d.where(e.from, e.op), k, vn(e.vs), b, k, vn(e.v2), vn(e.v1), k, a, b)
 }
 
 func (d *deps) where(t, op int32) string {
-	o := &d.h.Txns[t].Ops[op]
-	if o.Pred == nil {
+	tx := &d.h.Txns[t]
+	p := tx.PredOf(&tx.Ops[op])
+	if p == nil {
 		return ""
 	}
-	return o.Pred.Where
+	return p.Where
 }
 
 // cycles runs the stages and records one cycle per nontrivial component
@@ -318,39 +326,12 @@ func (d *deps) predicateCycles(g *csr, comp, size []int32, seenCycle map[string]
 }
 
 // path returns the edge indices of a shortest path from s to t inside
-// their component (BFS), nil if none.
+// their component (BFS), nil if none; empty when s == t.
 func (g *csr) path(s, t int32, comp []int32, seen []int32, parent []int32, stamp int32) []int32 {
 	if s == t {
 		return []int32{}
 	}
-	c := comp[s]
-	queue := []int32{s}
-	seen[s] = stamp
-	for h := 0; h < len(queue); h++ {
-		v := queue[h]
-		for a := g.off[v]; a < g.off[v+1]; a++ {
-			w := g.to[a]
-			if comp[w] != c || seen[w] == stamp {
-				continue
-			}
-			seen[w] = stamp
-			parent[w] = a
-			if w == t {
-				var p []int32
-				for x := t; x != s; {
-					pa := parent[x]
-					p = append(p, g.eid[pa])
-					x = g.from(pa)
-				}
-				for i, j := 0, len(p)-1; i < j; i, j = i+1, j-1 {
-					p[i], p[j] = p[j], p[i]
-				}
-				return p
-			}
-			queue = append(queue, w)
-		}
-	}
-	return nil
+	return g.bfs(s, t, comp, seen, parent, stamp)
 }
 
 func cycleKey(d *deps, cyc []int32) string {

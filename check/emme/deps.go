@@ -44,10 +44,12 @@ type writeRef struct {
 	txn, op int32
 }
 
-// keyVers is a key's version order with each version's writer.
+// keyVers is a key's version order with each version's writer, and which
+// versions are deleted (nil when none is).
 type keyVers struct {
 	vals    []int32
 	writers []int32
+	dead    []bool
 }
 
 // deps holds everything the checker derived from the history and its
@@ -62,16 +64,25 @@ type deps struct {
 	reasons []string
 	// writes: (key, value) -> write ops of that value to that key.
 	writes map[uint64][]writeRef
-	vers   map[int32]*keyVers
-	pos    map[uint64]int32 // (key, value) -> position in its key's order
+	// dead: (key, value) of every Delete op's tombstone (nil: no deletes).
+	dead map[uint64]struct{}
+	vers map[int32]*keyVers
+	// keys: the keys of vers, sorted (edges are added in this order, so
+	// the cycles found, and the report, do not depend on map order).
+	keys []int32
+	pos  map[uint64]int32 // (key, value) -> position in its key's order
 	// committed: the transaction installed its writes (committed, or
 	// unknown with its writes in the version order).
 	committed []bool
 	// predicate index: keys with versions, integer keys sorted by value.
 	intKeys []intKey
 	strKeys []int32
-	preds   map[string]*compiled
-	stats   struct {
+	// tableKeys: per declared table, its keys with versions (sorted ids),
+	// built on first use.
+	tableKeys map[int][]int32
+	schema    *sqlpred.Schema
+	preds     map[[2]string]*compiled
+	stats     struct {
 		predReads, predKeysVisited, ambiguous, predErrors, itemReads int
 	}
 }
@@ -82,11 +93,14 @@ type intKey struct {
 }
 
 type compiled struct {
-	p   *sqlpred.Pred
+	tp  *sqlpred.TablePred
 	err error
-	rs  sqlpred.Ranges
-	// keyOnly: the predicate does not use v, so every version of a row
-	// matches alike (and only the unborn row differs).
+	// rs: for a table without a declared schema, the integer keys the
+	// clause can match (the visit is limited to them); full otherwise.
+	rs       sqlpred.Ranges
+	declared bool
+	// keyOnly: the clause uses key columns only, so every live version of
+	// a row matches alike (only the unborn and deleted ones differ).
 	keyOnly bool
 }
 
@@ -122,14 +136,21 @@ func (d *deps) anomaly(typ string, txns []int32, key int32, expl string) {
 // no version order at all.
 func build(h *history.History, opts check.Options) *deps {
 	d := &deps{h: h, opts: opts, writes: map[uint64][]writeRef{}, vers: map[int32]*keyVers{},
-		pos: map[uint64]int32{}, committed: make([]bool, len(h.Txns)), preds: map[string]*compiled{}}
+		pos: map[uint64]int32{}, committed: make([]bool, len(h.Txns)), preds: map[[2]string]*compiled{},
+		schema: sqlpred.NewSchema(h), tableKeys: map[int][]int32{}}
 	for i := range h.Txns {
 		t := &h.Txns[i]
 		for j := range t.Ops {
 			o := &t.Ops[j]
-			if o.Kind == history.Write && o.Value != history.NoValue {
+			if o.Kind.IsWrite() && o.Value != history.NoValue {
 				k := pack(o.Key, o.Value)
 				d.writes[k] = append(d.writes[k], writeRef{int32(i), int32(j)})
+				if o.Kind == history.Delete {
+					if d.dead == nil {
+						d.dead = map[uint64]struct{}{}
+					}
+					d.dead[k] = struct{}{}
+				}
 			}
 		}
 		d.committed[i] = t.Status == history.Committed
@@ -149,11 +170,11 @@ func build(h *history.History, opts check.Options) *deps {
 	return d
 }
 
-// final reports whether op j of t is t's last write of its key.
+// final reports whether op j of t is t's last write (or delete) of its key.
 func final(t *history.Txn, j int) bool {
 	k := t.Ops[j].Key
 	for x := j + 1; x < len(t.Ops); x++ {
-		if t.Ops[x].Kind == history.Write && t.Ops[x].Key == k {
+		if t.Ops[x].Kind.IsWrite() && t.Ops[x].Key == k {
 			return false
 		}
 	}
@@ -172,6 +193,7 @@ func (d *deps) certificate() {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
+	d.keys = keys
 	for _, k := range keys {
 		ord := h.VersionOrder[k]
 		kv := &keyVers{vals: ord, writers: make([]int32, len(ord))}
@@ -198,6 +220,12 @@ func (d *deps) certificate() {
 				kv.writers[p] = ws[0].txn
 				d.committed[ws[0].txn] = true
 			}
+			if d.isDead(k, v) {
+				if kv.dead == nil {
+					kv.dead = make([]bool, len(ord))
+				}
+				kv.dead[p] = true
+			}
 		}
 	}
 	for i := range h.Txns {
@@ -207,15 +235,15 @@ func (d *deps) certificate() {
 		}
 		for j := range t.Ops {
 			o := &t.Ops[j]
-			if o.Kind != history.Write || o.Value == history.NoValue || !final(t, j) {
+			if !o.Kind.IsWrite() || o.Value == history.NoValue || !final(t, j) {
 				continue
 			}
 			if _, ok := d.pos[pack(o.Key, o.Value)]; !ok {
-				d.reason("committed %s's write of %s to key %s is not in the version order", h.TxnName(int32(i)), h.ValueName(o.Value), h.KeyName(o.Key))
+				d.reason("committed %s's %s of %s to key %s is not in the version order", h.TxnName(int32(i)), writeWord(o.Kind), h.ValueName(o.Value), h.KeyName(o.Key))
 			}
 		}
 	}
-	for k := range d.vers {
+	for _, k := range d.keys {
 		s := h.Keys.Get(k)
 		if s.IsStr {
 			d.strKeys = append(d.strKeys, k)
@@ -225,6 +253,31 @@ func (d *deps) certificate() {
 	}
 	slices.SortFunc(d.intKeys, func(a, b intKey) int { return cmpI(a.k, b.k) })
 	slices.Sort(d.strKeys)
+}
+
+// isDead reports whether (k, v) is a deleted version (a Delete's tombstone).
+func (d *deps) isDead(k, v int32) bool {
+	if d.dead == nil || v == history.NoValue {
+		return false
+	}
+	_, ok := d.dead[pack(k, v)]
+	return ok
+}
+
+func writeWord(k history.Kind) string {
+	if k == history.Delete {
+		return "delete (deleted version)"
+	}
+	return "write"
+}
+
+// versionName renders version v of k for explanations: "nil" for the
+// unborn version, "5 (deleted)" for a tombstone.
+func (d *deps) versionName(k, v int32) string {
+	if d.isDead(k, v) {
+		return d.h.ValueName(v) + " (deleted)"
+	}
+	return d.h.ValueName(v)
 }
 
 func cmpI(a, b int64) int {
@@ -239,7 +292,8 @@ func cmpI(a, b int64) int {
 
 // ww adds a write dependency between consecutive versions of every key.
 func (d *deps) ww() {
-	for k, kv := range d.vers {
+	for _, k := range d.keys {
+		kv := d.vers[k]
 		for p := 1; p < len(kv.vals); p++ {
 			d.add(kv.writers[p-1], kv.writers[p], kWW, -1, k, kv.vals[p-1], kv.vals[p], history.NoValue)
 		}
@@ -275,15 +329,16 @@ func (d *deps) classifyRead(t int32, j int, k, v int32, what string) (int32, boo
 	tx := &h.Txns[t]
 	// The transaction's own earlier write of k.
 	own := history.NoValue
-	hasOwn := false
+	hasOwn, ownDel := false, false
 	for x := 0; x < j; x++ {
 		o := &tx.Ops[x]
-		if o.Kind == history.Write && o.Key == k {
-			own, hasOwn = o.Value, true
+		if o.Kind.IsWrite() && o.Key == k {
+			own, hasOwn, ownDel = o.Value, true, o.Kind == history.Delete
 		}
 	}
 	if hasOwn {
-		if v != own {
+		// after its own delete, the transaction sees the row absent
+		if v != own && !(ownDel && v == history.NoValue) {
 			d.anomaly(model.Internal, []int32{t}, k, fmt.Sprintf("%s %s %s of key %s = %s, but it wrote %s to %s earlier: a transaction must see its own last write",
 				h.TxnName(t), what, opRef(j), h.KeyName(k), h.ValueName(v), h.ValueName(own), h.KeyName(k)))
 		}
@@ -349,8 +404,8 @@ func (d *deps) reads(t int32) {
 			d.stats.itemReads++
 			d.itemRead(t, j, o.Key, o.Value, "read")
 		case history.PredRead:
-			if o.Pred != nil {
-				d.predRead(t, j, o.Pred)
+			if p := tx.PredOf(o); p != nil {
+				d.predRead(t, j, p)
 			}
 		}
 	}
@@ -362,6 +417,15 @@ func (d *deps) itemRead(t int32, j int, k, v int32, what string) {
 	if !ok {
 		return
 	}
+	if p < 0 && d.dead != nil && !d.h.Evidence.TombstoneReads {
+		if kv := d.vers[k]; kv != nil && kv.dead != nil {
+			// nil: the initial version or one of the deleted ones
+			d.stats.ambiguous++
+			d.reason("%s %s %s of key %s = nil, which has deleted versions: which absent version it read (initial or deleted) is not given",
+				d.h.TxnName(t), what, opRef(j), d.h.KeyName(k))
+			return
+		}
+	}
 	if p >= 0 {
 		kv := d.vers[k]
 		d.add(kv.writers[p], t, kWR, int32(j), k, v, v, history.NoValue)
@@ -371,37 +435,72 @@ func (d *deps) itemRead(t int32, j int, k, v int32, what string) {
 	}
 }
 
-func (d *deps) compile(where string) *compiled {
-	if c, ok := d.preds[where]; ok {
+func (d *deps) compile(table, where string) *compiled {
+	ck := [2]string{table, where}
+	if c, ok := d.preds[ck]; ok {
 		return c
 	}
-	c := &compiled{}
-	c.p, c.err = sqlpred.Compile(where, history.PredColumns)
-	if c.err == nil {
-		c.rs = c.p.IntRanges(0)
-		c.keyOnly = !c.p.Uses(1)
+	c := &compiled{tp: d.schema.Compile(table, where)}
+	c.err = c.tp.Err
+	c.declared = c.tp.Declared()
+	c.keyOnly = c.err == nil && c.tp.KeyOnly()
+	if c.err == nil && !c.declared {
+		c.rs, _ = c.tp.KeyRanges()
 	}
-	d.preds[where] = c
+	d.preds[ck] = c
 	return c
 }
 
 // Scalar converts an interned key or value to a SQL value.
-func Scalar(s history.Scalar) sqlpred.Value {
-	if s.IsStr {
-		return sqlpred.StrV(s.S)
-	}
-	return sqlpred.IntV(s.I)
-}
+func Scalar(s history.Scalar) sqlpred.Value { return sqlpred.ScalarValue(s) }
 
-// matches evaluates the predicate on the row (k, v); v = NoValue is the
-// unborn row, which matches nothing.
+// matches evaluates the predicate on version v of row k (sqlpred.Schema:
+// columns (k, v), or a declared table's key, row and value columns); the
+// unborn row (NoValue) and a deleted version match nothing.
 func (d *deps) matches(c *compiled, k, v int32) (bool, error) {
-	if v == history.NoValue {
+	if v == history.NoValue || d.deleted(k, v) {
 		return false, nil
 	}
-	var row [2]sqlpred.Value
-	row[0], row[1] = Scalar(d.h.Keys.Get(k)), Scalar(d.h.Values.Get(v))
-	return c.p.Matches(row[:])
+	return c.tp.Matches(k, v)
+}
+
+// deleted reports whether version v of k is a deleted row: a Delete op's
+// tombstone, or a write whose row image says deleted (row schemas).
+func (d *deps) deleted(k, v int32) bool {
+	if d.isDead(k, v) {
+		return true
+	}
+	if d.h.RowImages == nil {
+		return false
+	}
+	img, ok := d.h.RowImage(k, v)
+	return ok && img.Deleted
+}
+
+// rowText renders version v of row k for explanations.
+func (d *deps) rowText(c *compiled, k, v int32) string {
+	if c.declared {
+		return fmt.Sprintf("%s at version %s (%s)", d.h.KeyName(k), d.h.ValueName(v), c.tp.Describe(k, v))
+	}
+	return fmt.Sprintf("(k=%s, v=%s)", d.h.KeyName(k), d.h.ValueName(v))
+}
+
+// keysOf returns the keys with versions that are rows of declared table
+// ti, sorted by id.
+func (d *deps) keysOf(c *compiled) []int32 {
+	ti := c.tp.Table()
+	if ks, ok := d.tableKeys[ti]; ok {
+		return ks
+	}
+	ks := []int32{}
+	for k := range d.vers {
+		if c.tp.Member(k) {
+			ks = append(ks, k)
+		}
+	}
+	slices.Sort(ks)
+	d.tableKeys[ti] = ks
+	return ks
 }
 
 // predRead handles predicate read op j of committed t (Adya §3.1.3–3.1.4,
@@ -414,7 +513,7 @@ func (d *deps) matches(c *compiled, k, v int32) (bool, error) {
 func (d *deps) predRead(t int32, j int, p *history.Predicate) {
 	h := d.h
 	d.stats.predReads++
-	c := d.compile(p.Where)
+	c := d.compile(p.Table, p.Where)
 	where := fmt.Sprintf("predicate read %s %q", opRef(j), p.Where)
 	returned := make(map[int32]int32, len(p.Result))
 	for _, r := range p.Result {
@@ -428,12 +527,15 @@ func (d *deps) predRead(t int32, j int, p *history.Predicate) {
 		if c.err != nil || r.Value == history.NoValue {
 			continue
 		}
-		if m, err := d.matches(c, r.Key, r.Value); err != nil {
+		if d.isDead(r.Key, r.Value) {
+			d.anomaly(model.ResultSetMismatch, []int32{t}, r.Key, fmt.Sprintf("%s's %s returned row (k=%s, v=%s), a deleted version, which no predicate matches",
+				h.TxnName(t), where, h.KeyName(r.Key), h.ValueName(r.Value)))
+		} else if m, err := d.matches(c, r.Key, r.Value); err != nil {
 			d.stats.predErrors++
 			d.reason("%s's %s cannot be evaluated on row (%s, %s): %v", h.TxnName(t), where, h.KeyName(r.Key), h.ValueName(r.Value), err)
 		} else if !m {
-			d.anomaly(model.ResultSetMismatch, []int32{t}, r.Key, fmt.Sprintf("%s's %s returned row (k=%s, v=%s), which does not satisfy the WHERE clause",
-				h.TxnName(t), where, h.KeyName(r.Key), h.ValueName(r.Value)))
+			d.anomaly(model.ResultSetMismatch, []int32{t}, r.Key, fmt.Sprintf("%s's %s returned row %s, which does not satisfy the WHERE clause",
+				h.TxnName(t), where, d.rowText(c, r.Key, r.Value)))
 		}
 	}
 	if c.err != nil {
@@ -445,6 +547,10 @@ func (d *deps) predRead(t int32, j int, p *history.Predicate) {
 	if p.HasVersionSet {
 		vs = make(map[int32]int32, len(p.VersionSet))
 		for _, r := range p.VersionSet {
+			if c.declared && !c.tp.Member(r.Key) {
+				d.reason("%s's %s has key %s in its version set, which is not a row of table %s (its key pattern)", h.TxnName(t), where, h.KeyName(r.Key), p.Table)
+				continue
+			}
 			vs[r.Key] = r.Value
 			rv, ret := returned[r.Key]
 			if !ret || rv != r.Value {
@@ -459,11 +565,11 @@ func (d *deps) predRead(t int32, j int, p *history.Predicate) {
 			}
 			switch {
 			case m && !ret:
-				d.anomaly(model.ResultSetMismatch, []int32{t}, r.Key, fmt.Sprintf("%s's %s evaluated row (k=%s, v=%s), which satisfies the WHERE clause, but did not return it",
-					h.TxnName(t), where, h.KeyName(r.Key), h.ValueName(r.Value)))
+				d.anomaly(model.ResultSetMismatch, []int32{t}, r.Key, fmt.Sprintf("%s's %s evaluated row %s, which satisfies the WHERE clause, but did not return it",
+					h.TxnName(t), where, d.rowText(c, r.Key, r.Value)))
 			case ret && rv != r.Value:
 				d.anomaly(model.ResultSetMismatch, []int32{t}, r.Key, fmt.Sprintf("%s's %s returned row (k=%s, v=%s), but the version it evaluated is v=%s",
-					h.TxnName(t), where, h.KeyName(r.Key), h.ValueName(rv), h.ValueName(r.Value)))
+					h.TxnName(t), where, h.KeyName(r.Key), h.ValueName(rv), d.versionName(r.Key, r.Value)))
 			}
 		}
 		for k, v := range returned {
@@ -476,7 +582,7 @@ func (d *deps) predRead(t int32, j int, p *history.Predicate) {
 	tx := &h.Txns[t]
 	ownBefore := func(k int32) bool {
 		for x := 0; x < j; x++ {
-			if tx.Ops[x].Kind == history.Write && tx.Ops[x].Key == k {
+			if tx.Ops[x].Kind.IsWrite() && tx.Ops[x].Key == k {
 				return true
 			}
 		}
@@ -494,9 +600,14 @@ func (d *deps) predRead(t int32, j int, p *history.Predicate) {
 			mbuf = make([]bool, n)
 		}
 		m := mbuf[:n]
+		live := -1 // keyOnly: the first live version, whose match all live ones share
 		for q, v := range kv.vals {
-			if c.keyOnly && q > 0 {
-				m[q] = m[0] // v is not used: every version matches alike
+			if (kv.dead != nil && kv.dead[q]) || d.deleted(k, v) {
+				m[q] = false // a deleted version matches nothing
+				continue
+			}
+			if c.keyOnly && live >= 0 {
+				m[q] = m[live] // v is not used: every live version matches alike
 				continue
 			}
 			ok, err := d.matches(c, k, v)
@@ -505,7 +616,7 @@ func (d *deps) predRead(t int32, j int, p *history.Predicate) {
 				d.reason("%s's %s cannot be evaluated on row (%s, %s): %v", h.TxnName(t), where, h.KeyName(k), h.ValueName(v), err)
 				return
 			}
-			m[q] = ok
+			m[q], live = ok, q
 		}
 		at := func(q int) bool { return q >= 0 && m[q] }
 		changes := func(q int) bool { return at(q) != at(q-1) }
@@ -565,6 +676,12 @@ func (d *deps) predRead(t int32, j int, p *history.Predicate) {
 				break
 			}
 		}
+	}
+	if c.declared {
+		for _, k := range d.keysOf(c) {
+			visit(k)
+		}
+		return
 	}
 	for _, iv := range c.rs {
 		lo, _ := slices.BinarySearchFunc(d.intKeys, iv.Lo, func(a intKey, x int64) int { return cmpI(a.k, x) })

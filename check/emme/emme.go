@@ -14,12 +14,26 @@
 // read, at or before the version the read evaluated; predicate-rw (Def.
 // 3.1.4, "overwrites a predicate read") from the read to the first later
 // transaction that changes the matches. A version "changes the matches"
-// when it matches the predicate (sqlpred, history.PredColumns (k, v)) and
-// the version before it does not, or vice versa; the unborn row (before
-// the first version) matches nothing. Only the last earlier and the first
+// when it matches the predicate (sqlpred.Schema: columns (k, v), or for a
+// table the history declares its key columns, from the row key, and row
+// columns, from the version's row image; history/schema.go) and the
+// version before it does not, or vice versa; the unborn row (before the
+// first version) and a deleted version (a tombstone) match nothing. A
+// predicate on a declared table ranges over that table's rows only. Only the last earlier and the first
 // later changer get an edge: the others reach them through ww edges, so
 // the cycles (and the cycle types the stages below decide) are the same.
 // The rows a predicate read returned are also item reads of those rows.
+//
+// Deletes (history.Delete) install deleted versions: they have a place in
+// the version order like any write (ww edges, rw from readers of the
+// version before), match no predicate (so a delete changes the matches of
+// a predicate that matched the version before it: a predicate-rw target
+// for a read that saw the row, a predicate-wr source for one that
+// evaluated the deleted version), and are absent to item reads. An item
+// read of nil on a key with deleted versions does not say which absent
+// version (initial or which deleted one) it read: a reason for unknown,
+// unless the history declares that reads name the deleted versions they
+// saw (Evidence.TombstoneReads: nil is then the initial version).
 //
 // Version sets come from history.Predicate.VersionSet when the source
 // recorded one (the recorder, from PostgreSQL snapshots). Otherwise they

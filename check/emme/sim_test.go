@@ -161,16 +161,12 @@ func TestSimVersionSetsInferred(t *testing.T) {
 			inferred := *h
 			inferred.Txns = make([]history.Txn, len(h.Txns))
 			for i, tx := range h.Txns {
-				ops := make([]history.Op, len(tx.Ops))
-				for j, o := range tx.Ops {
-					if o.Pred != nil {
-						p := *o.Pred
-						p.VersionSet, p.HasVersionSet = nil, false
-						o.Pred = &p
+				tx = tx.Clone()
+				if tx.Ext != nil {
+					for j := range tx.Ext.Preds {
+						tx.Ext.Preds[j].VersionSet, tx.Ext.Preds[j].HasVersionSet = nil, false
 					}
-					ops[j] = o
 				}
-				tx.Ops = ops
 				inferred.Txns[i] = tx
 			}
 			for _, m := range []string{"serializable", "snapshot-isolation", "read-committed"} {

@@ -20,12 +20,20 @@
 // ordering timestamp: the database ordered it, so it committed) reads
 // its own earlier writes, else the state left by the transactions before
 // it; a predicate read must return exactly the rows of the current state
-// (own writes included) that satisfy its WHERE clause (package sqlpred,
-// columns history.PredColumns), evaluated only over the keys in the
-// predicate's region on k (sqlpred.Pred.IntRanges). Its final writes then
+// (own writes included) that satisfy its WHERE clause (sqlpred.Schema:
+// columns (k, v), evaluated only over the keys in the predicate's region
+// on k (sqlpred.Pred.IntRanges); for a table the history declares, its
+// key and row columns over its own rows, a deleted version matching
+// nothing; history/schema.go). Its final writes then
 // become the state. The order, the loop over it and the per-key state are
 // those of chronos' commit-order replay (package check/internal/serial);
 // enne adds predicate reads, floating transactions and its explanations.
+//
+// Deletes (history.Delete) install a deleted version: an item read must
+// then return nil (or name the tombstone), and the row matches no
+// predicate; a returned row at a deleted version is a result-set
+// mismatch. A floating transaction's nil read of a key with deleted
+// versions does not bound its place to one interval: a reason for unknown.
 //
 // Read-only transactions often leave no trace in a commit log (MariaDB
 // assigns GTIDs to writers only): a committed transaction without the

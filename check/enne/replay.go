@@ -32,10 +32,12 @@ type Replay struct {
 	st      *serial.State  // key -> installed versions, in replay order
 	writes  map[uint64]ref // (key, value) -> its write; dups counts the others
 	dups    map[uint64]int
+	dead    map[uint64]struct{} // (key, value) of Delete tombstones; nil: none
 	cmpBuf  []history.Row
 	intKeys []intKey
 	strKeys []int32
-	preds   map[string]*pred
+	preds   map[[2]string]*pred
+	schema  *sqlpred.Schema
 	overlay []kv // the running transaction's own writes
 	rowsBuf []history.Row
 }
@@ -50,7 +52,7 @@ type intKey struct {
 }
 
 type pred struct {
-	p   *sqlpred.Pred
+	tp  *sqlpred.TablePred
 	err error
 	rs  sqlpred.Ranges
 }
@@ -62,7 +64,7 @@ func pack(k, v int32) uint64 { return uint64(uint32(k))<<32 | uint64(uint32(v)) 
 func NewReplay(h *history.History, by string) *Replay {
 	nk := h.Keys.Len()
 	return &Replay{h: h, by: by, pos: make([]int32, len(h.Txns)), st: serial.NewState(nk),
-		writes: map[uint64]ref{}, dups: map[uint64]int{}, preds: map[string]*pred{}}
+		writes: map[uint64]ref{}, dups: map[uint64]int{}, preds: map[[2]string]*pred{}, schema: sqlpred.NewSchema(h)}
 }
 
 func (s *Replay) ts(t *history.Txn) (history.Timestamp, bool) {
@@ -90,11 +92,17 @@ func (s *Replay) Run(ctx context.Context) error {
 		writes := false
 		for j := range t.Ops {
 			o := &t.Ops[j]
-			if o.Kind == history.Write && o.Value != history.NoValue {
+			if o.Kind.IsWrite() && o.Value != history.NoValue {
 				if _, dup := s.writes[pack(o.Key, o.Value)]; dup {
 					s.dups[pack(o.Key, o.Value)]++
 				} else {
 					s.writes[pack(o.Key, o.Value)] = ref{int32(i), int32(j)}
+				}
+				if o.Kind == history.Delete {
+					if s.dead == nil {
+						s.dead = map[uint64]struct{}{}
+					}
+					s.dead[pack(o.Key, o.Value)] = struct{}{}
 				}
 				writes = true
 				if !keySeen[o.Key] {
@@ -149,6 +157,26 @@ func cmpI(a, b int64) int {
 	return 0
 }
 
+// isDead reports whether (k, v) is a deleted version (a Delete's tombstone).
+func (s *Replay) isDead(k, v int32) bool {
+	if s.dead == nil || v == history.NoValue {
+		return false
+	}
+	_, ok := s.dead[pack(k, v)]
+	return ok
+}
+
+// absent reports whether version v of k is absent to a reader: the
+// initial version or a deleted one.
+func (s *Replay) absent(k, v int32) bool { return v == history.NoValue || s.isDead(k, v) }
+
+// sees reports whether a read that returned v agrees with state e: the
+// same version, or nil for an absent (deleted) one, unless reads name the
+// deleted versions they saw (Evidence.TombstoneReads).
+func (s *Replay) sees(k, v, e int32) bool {
+	return v == e || (v == history.NoValue && !s.h.Evidence.TombstoneReads && s.isDead(k, e))
+}
+
 func (s *Replay) own(k int32) (int32, bool) {
 	for i := len(s.overlay) - 1; i >= 0; i-- {
 		if s.overlay[i].k == k {
@@ -175,24 +203,25 @@ func (s *Replay) placed(t, x int32) {
 	for j := range tx.Ops {
 		o := &tx.Ops[j]
 		switch o.Kind {
-		case history.Write:
+		case history.Write, history.Delete:
 			s.overlay = append(s.overlay, kv{o.Key, o.Value})
 		case history.Read:
 			if !check || o.IsList {
 				continue
 			}
 			s.Stats.ItemReads++
-			if e := s.value(o.Key); o.Value != e {
+			if e := s.value(o.Key); !s.sees(o.Key, o.Value, e) {
 				s.badRead(t, x, j, o.Key, o.Value, e)
 			}
 		case history.PredRead:
-			if !check || o.Pred == nil {
+			pr := tx.PredOf(o)
+			if !check || pr == nil {
 				continue
 			}
 			s.Stats.PredReads++
-			exp, ok := s.expectedRows(t, j, o.Pred, func(k int32) int32 { return s.value(k) })
+			exp, ok := s.expectedRows(t, j, pr, func(k int32) int32 { return s.value(k) })
 			if ok {
-				s.comparePred(t, x, j, o.Pred, exp)
+				s.comparePred(t, x, j, pr, exp)
 			}
 		}
 	}
@@ -259,6 +288,9 @@ func (s *Replay) versionText(k, v int32) string {
 	if w < 0 {
 		return "written by no placed transaction"
 	}
+	if s.isDead(k, v) {
+		return fmt.Sprintf("deleted by %s at position %d", h.TxnName(w), s.pos[w])
+	}
 	return fmt.Sprintf("written by %s at position %d", h.TxnName(w), s.pos[w])
 }
 
@@ -288,10 +320,11 @@ func (s *Replay) impossible(k, v int32) (typ, expl string, other []int32, ok boo
 	return "", "", nil, false
 }
 
+// final reports whether op j of t is t's last write (or delete) of its key.
 func final(t *history.Txn, j int) bool {
 	k := t.Ops[j].Key
 	for x := j + 1; x < len(t.Ops); x++ {
-		if t.Ops[x].Kind == history.Write && t.Ops[x].Key == k {
+		if t.Ops[x].Kind.IsWrite() && t.Ops[x].Key == k {
 			return false
 		}
 	}
@@ -309,21 +342,39 @@ func (s *Replay) add(typ string, txns []int32, k int32, expl string) {
 	s.Anomalies = append(s.Anomalies, a)
 }
 
-func (s *Replay) compile(where string) *pred {
-	if p, ok := s.preds[where]; ok {
+// compile compiles a predicate read's WHERE clause for its table
+// (sqlpred.Schema: a declared table's columns, else (k, v)).
+func (s *Replay) compile(table, where string) *pred {
+	ck := [2]string{table, where}
+	if p, ok := s.preds[ck]; ok {
 		return p
 	}
-	p := &pred{}
-	p.p, p.err = sqlpred.Compile(where, history.PredColumns)
+	p := &pred{tp: s.schema.Compile(table, where)}
+	p.err = p.tp.Err
 	if p.err == nil {
-		p.rs = p.p.IntRanges(0)
+		p.rs, _ = p.tp.KeyRanges()
 	}
-	s.preds[where] = p
+	s.preds[ck] = p
 	return p
 }
 
-// regionKeys calls f for every written key in the predicate's region.
+// regionKeys calls f for every written key in the predicate's region: the
+// integer keys in its range on k and every string key, or for a declared
+// table its rows.
 func (s *Replay) regionKeys(p *pred, f func(k int32) bool) {
+	if p.tp.Declared() {
+		for _, ik := range s.intKeys {
+			if p.tp.Member(ik.id) && !f(ik.id) {
+				return
+			}
+		}
+		for _, k := range s.strKeys {
+			if p.tp.Member(k) && !f(k) {
+				return
+			}
+		}
+		return
+	}
 	for _, iv := range p.rs {
 		lo, _ := slices.BinarySearchFunc(s.intKeys, iv.Lo, func(a intKey, x int64) int { return cmpI(a.k, x) })
 		for x := lo; x < len(s.intKeys) && s.intKeys[x].k <= iv.Hi; x++ {
@@ -339,33 +390,24 @@ func (s *Replay) regionKeys(p *pred, f func(k int32) bool) {
 	}
 }
 
-func scalar(sc history.Scalar) sqlpred.Value {
-	if sc.IsStr {
-		return sqlpred.StrV(sc.S)
-	}
-	return sqlpred.IntV(sc.I)
-}
-
 // expectedRows evaluates a predicate read over the state value(k): the
 // rows (sorted by key id) a serial execution returns. ok is false when the
 // predicate cannot be evaluated (a reason is recorded).
 func (s *Replay) expectedRows(t int32, j int, pr *history.Predicate, value func(k int32) int32) ([]history.Row, bool) {
-	p := s.compile(pr.Where)
+	p := s.compile(pr.Table, pr.Where)
 	if p.err != nil {
 		s.reason("%s's predicate read (op %d) %q cannot be evaluated: %v", s.h.TxnName(t), j, pr.Where, p.err)
 		return nil, false
 	}
 	rows := s.rowsBuf[:0]
 	ok := true
-	var row [2]sqlpred.Value
 	s.regionKeys(p, func(k int32) bool {
 		s.Stats.PredKeys++
 		v := value(k)
-		if v == history.NoValue {
-			return true
+		if s.absent(k, v) {
+			return true // no row (unborn or deleted): matches nothing
 		}
-		row[0], row[1] = scalar(s.h.Keys.Get(k)), scalar(s.h.Values.Get(v))
-		m, err := p.p.Matches(row[:])
+		m, err := p.tp.Matches(k, v)
 		if err != nil {
 			s.reason("%s's predicate read (op %d) %q cannot be evaluated on row (%s, %s): %v", s.h.TxnName(t), j, pr.Where, s.h.KeyName(k), s.h.ValueName(v), err)
 			ok = false
@@ -419,6 +461,10 @@ func (s *Replay) comparePred(t, x int32, j int, pr *history.Predicate, exp []his
 	what := fmt.Sprintf("%s's predicate read (op %d) %q", h.TxnName(t), j, pr.Where)
 	// A returned row no serial order can explain is named as such.
 	for _, r := range pr.Result {
+		if s.isDead(r.Key, r.Value) {
+			s.add(model.ResultSetMismatch, []int32{t}, r.Key, fmt.Sprintf("%s returned row (%s, %s), a deleted version, which no predicate matches", what, h.KeyName(r.Key), h.ValueName(r.Value)))
+			return
+		}
 		if ownV, ok := s.own(r.Key); ok && ownV != r.Value {
 			s.add(model.Internal, []int32{t}, r.Key, fmt.Sprintf("%s returned row (%s, %s), but the transaction wrote %s = %s earlier", what, h.KeyName(r.Key), h.ValueName(r.Value), h.KeyName(r.Key), h.ValueName(ownV)))
 			return
@@ -460,6 +506,15 @@ func (s *Replay) at(k, x int32) int32 {
 func (s *Replay) bounds(k, v int32) (lo, hi int32, ok bool) {
 	n := int32(len(s.order))
 	vs := s.st.Versions(k)
+	if v == history.NoValue && s.dead != nil && !s.h.Evidence.TombstoneReads {
+		for _, x := range vs {
+			if s.isDead(k, x.Val) {
+				// absent: the initial version or a deleted one, which
+				// is not one interval
+				return 0, 0, false
+			}
+		}
+	}
 	if v == history.NoValue {
 		if len(vs) == 0 {
 			return 0, n, true
@@ -492,6 +547,11 @@ func (s *Replay) floating(t int32) {
 	var preds []int
 	narrow := func(j int, k, v int32, what string) bool {
 		a, b, ok := s.bounds(k, v)
+		if !ok && v == history.NoValue {
+			s.reason("%s %s (op %d) of %s = nil, which has deleted versions: which absent version it read (initial or deleted) is not given, so its place in the order is not one interval",
+				h.TxnName(t), what, j, h.KeyName(k))
+			return false
+		}
 		if !ok {
 			if typ, expl, other, ok2 := s.impossible(k, v); ok2 {
 				if typ == "" {
@@ -525,11 +585,12 @@ func (s *Replay) floating(t int32) {
 				return
 			}
 		case history.PredRead:
-			if o.Pred == nil {
+			pr := tx.PredOf(o)
+			if pr == nil {
 				continue
 			}
 			s.Stats.PredReads++
-			for _, r := range o.Pred.Result {
+			for _, r := range pr.Result {
 				if !narrow(j, r.Key, r.Value, "predicate read's row") {
 					return
 				}
@@ -549,9 +610,9 @@ func (s *Replay) floating(t int32) {
 	// region changes.
 	cands := []int32{lo}
 	for _, j := range preds {
-		p := s.compile(tx.Ops[j].Pred.Where)
+		p := s.compile(tx.PredOf(&tx.Ops[j]).Table, tx.PredOf(&tx.Ops[j]).Where)
 		if p.err != nil {
-			s.reason("%s's predicate read (op %d) %q cannot be evaluated: %v", h.TxnName(t), j, tx.Ops[j].Pred.Where, p.err)
+			s.reason("%s's predicate read (op %d) %q cannot be evaluated: %v", h.TxnName(t), j, tx.PredOf(&tx.Ops[j]).Where, p.err)
 			return
 		}
 		s.regionKeys(p, func(k int32) bool {
@@ -573,7 +634,7 @@ func (s *Replay) floating(t int32) {
 	for _, x := range cands {
 		okAll := true
 		for _, j := range preds {
-			pr := tx.Ops[j].Pred
+			pr := tx.PredOf(&tx.Ops[j])
 			exp, ok := s.expectedRows(t, j, pr, func(k int32) int32 { return s.at(k, x) })
 			if !ok {
 				return

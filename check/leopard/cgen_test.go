@@ -178,7 +178,7 @@ func (g *cgen) step() {
 	}
 	k := t.plan[t.next]
 	t.next++
-	op := history.Op{HasTime: true, Invoke: b, Complete: a, Value: history.NoValue}
+	op := history.Op{Value: history.NoValue}
 	if k >= 0 {
 		op.Kind, op.Key = history.Read, k
 		op.Value = g.read(t, k)
@@ -203,6 +203,7 @@ func (g *cgen) step() {
 		}
 	}
 	t.h.Ops = append(t.h.Ops, op)
+	t.h.SetOpTime(len(t.h.Ops)-1, b, a)
 }
 
 func (g *cgen) read(t *ctxn, k int32) int32 {

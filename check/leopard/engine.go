@@ -85,8 +85,13 @@ type edge struct {
 // keeps creating keys, so it must be small.
 type txn struct {
 	*txnLive
+	// ref is the transaction's record, for explanations. Online, a
+	// collected transaction that wrote has it moved to the spill log
+	// (ref nil, spill its offset; reporter.ref reads it back).
 	ref    *history.Txn
+	spill  int64
 	client int32
+	idx    int32 // ref.Index, kept when ref is spilled
 	// begin is the lower bound of the transaction snapshot; snapA its upper
 	// bound (the completion of the first read, or of the first op).
 	begin, snapA int64
@@ -138,17 +143,16 @@ func (t *txn) write(k int32) *writeEnt {
 // writer is one transaction's hold of a key's write lock and, when it
 // committed, the version it installed.
 type writer struct {
-	t            *txn
-	val          int32
-	op           int32
-	acqA         int64
-	relB, relA   int64
-	snapA        int64
-	status       history.Status
-	hasVersion   bool // committed or unknown (possibly committed)
-	locked       bool // the lock was certainly acquired
-	sureCommit   bool
-	releasedSeen bool
+	t          *txn
+	val        int32
+	op         int32
+	acqA       int64
+	relB, relA int64
+	snapA      int64
+	status     history.Status
+	hasVersion bool // committed or unknown (possibly committed)
+	locked     bool // the lock was certainly acquired
+	sureCommit bool
 	// list: the key was written by appends (list-append), so collecting
 	// the version records its values in keyState.gone.
 	list    bool
@@ -205,6 +209,9 @@ type keyState struct {
 	init    int32
 	hasInit bool
 	dirty   bool
+	// forgotten: the key's state was discarded under OnlineOptions.MaxKeys
+	// (engine.forget): its reads are not checked.
+	forgotten bool
 }
 
 // goneVal is what is kept of the collected appends of one value to a

@@ -50,6 +50,8 @@ func (g *gen) next() *history.Txn {
 	g.idx++
 	t.Invoke = max(g.now-g.r.Int64N(g.jitter), g.last[c]+1)
 	t.Ops = make([]history.Op, g.ops)
+	times := make([]history.OpTime, g.ops)
+	t.SetOpTimes(times)
 	prevA := t.Invoke
 	type w struct{ k, v int32 }
 	var writes []w
@@ -59,7 +61,7 @@ func (g *gen) next() *history.Txn {
 		a := p + g.r.Int64N(g.after)
 		k := int32(g.r.IntN(g.keys))
 		o := &t.Ops[i]
-		o.Key, o.HasTime, o.Invoke, o.Complete = k, true, b, a
+		o.Key, o.HasTime, times[i] = k, true, history.OpTime{Invoke: b, Complete: a}
 		if g.r.IntN(2) == 0 {
 			o.Kind = history.Read
 			o.Value = g.cur[k]

@@ -2,6 +2,7 @@ package leopard
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/txray/txray/check"
@@ -114,12 +115,17 @@ func TestOnlineQuietKeyKeepsOnlyItsLastVersion(t *testing.T) {
 	}
 	on.Advance(at + 500)
 	x, _ := h.Keys.LookupStr("x")
-	if ws := on.e.keys[x].writers; len(ws) != 1 || cap(ws) != 1 || ws[0].val != h.Txns[5].Ops[0].Value {
-		t.Fatalf("quiet key keeps %d versions, capacity %d", len(ws), cap(ws))
+	if n, cold := on.e.keyVersions(x); n != 1 || !cold || on.e.slot(x).val != h.Txns[5].Ops[0].Value {
+		t.Fatalf("quiet key keeps %d versions (cold %v), want its last one, cold", n, cold)
 	}
 	on.Add(&h.Txns[last])
 	r := on.Flush()
 	if off := run(t, h, "postgres:repeatable-read"); r.Verdict != check.Invalid || !has(r, model.CR) || off.Verdict != r.Verdict {
 		t.Fatalf("online %s %v, offline %s %v: want cr on both", r.Verdict, r.AnomalyTypes, off.Verdict, off.AnomalyTypes)
+	}
+	// The explanation names the cold version's writer, read back from the
+	// spill log.
+	if ex := r.Anomalies[0].Explanation; !strings.Contains(ex, "6 by T5") {
+		t.Errorf("explanation does not name the last version's writer: %s", ex)
 	}
 }

@@ -268,6 +268,9 @@ func (Checker) Applies(h *history.History, name string) (int, string) {
 	if !h.Evidence.OpTime {
 		return 0, "needs client intervals (invoke/complete) on every operation of committed transactions"
 	}
+	if h.HasDeletes() {
+		return 0, history.DeletesUnsupported("leopard")
+	}
 	for i := range h.Txns {
 		t := &h.Txns[i]
 		if t.Status == history.Committed && !t.HasTime {
@@ -310,6 +313,13 @@ func (Checker) Check(ctx context.Context, h *history.History, opts check.Options
 	}
 	if cfg.Plain {
 		r := &check.Result{Checker: Name, Model: cfg.Model, Verdict: check.Unknown, Reason: PlainReason}
+		r.Finish()
+		return r, nil
+	}
+	if h.HasDeletes() {
+		// Deleted versions are not modelled: a read of a deleted row
+		// would be checked as a read of the initial version.
+		r := &check.Result{Checker: Name, Model: name, Verdict: check.Unknown, Reason: history.DeletesUnsupported("leopard")}
 		r.Finish()
 		return r, nil
 	}
@@ -461,6 +471,12 @@ func (e *engine) result(cfg Config) *check.Result {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("the bounded cycle search (depth %d, %d nodes) was exhausted %d times; longer certifier cycles may be missed",
 			maxCycleDepth, cycleBudget, e.stats.cycleBudget))
 	}
+	if sp := e.spill; sp != nil && sp.err != nil {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("the spill file for collected transactions could not be written (%v); their records were kept in memory", sp.err))
+	}
+	if n := rep.spillErrs; n > 0 {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("%d spilled transaction records could not be read back; explanations name them by index only", n))
+	}
 	r.Finish()
 	if cfg.Plain {
 		r.Verdict, r.Reason = check.Unknown, PlainReason
@@ -481,6 +497,19 @@ func (e *engine) result(cfg Config) *check.Result {
 				"(a session first seen late, a transaction without a session, or arrival beyond the window), so reads verified before they arrived missed their versions "+
 				"and their own checks used collected state; without them the verdict would be %s", e.stats.lateTxns, txnLabel(lf), lf.Session, lf.Invoke, r.Verdict)
 			r.Verdict = check.Unknown
+		}
+	}
+	if e.stats.forgottenKeys > 0 {
+		r.Stats["forgotten_keys"] = e.stats.forgottenKeys
+	}
+	if n := e.stats.forgottenReads; n > 0 {
+		r.Stats["forgotten_reads"] = n
+		why := fmt.Sprintf("%d reads (the first of key %s) were not checked: the state of %d keys was discarded to stay within the key bound (%d keys; txray watch: half of --memory-limit)",
+			n, e.rep.key(e.stats.forgottenFirst), e.stats.forgottenKeys, e.maxChunks*keyChunk)
+		if r.Verdict == check.Valid {
+			r.Verdict, r.Reason = check.Unknown, why
+		} else {
+			r.Warnings = append(r.Warnings, why)
 		}
 	}
 	if e.stats.lateFloating > 0 {

@@ -54,21 +54,24 @@ func build(t testing.TB, specs ...spec) *history.History {
 			switch {
 			case strings.HasPrefix(f[2], "["):
 				// A list read: [1,2,3] or [].
-				op.IsList, op.List = true, []int32{}
+				ht.SetList(&op, nil)
 				for _, e := range strings.Split(strings.Trim(f[2], "[]"), ",") {
 					if e != "" {
 						n, _ := strconv.ParseInt(e, 10, 64)
-						op.List = append(op.List, h.Values.Int(n))
+						ht.ExtendList(&op, h.Values.Int(n))
 					}
 				}
 			case f[2] != "nil":
 				n, _ := strconv.ParseInt(f[2], 10, 64)
 				op.Value = h.Values.Int(n)
 			}
-			op.Invoke, _ = strconv.ParseInt(f[3], 10, 64)
-			op.Complete, _ = strconv.ParseInt(f[4], 10, 64)
-			op.HasTime = !s.noTime
+			inv, _ := strconv.ParseInt(f[3], 10, 64)
+			com, _ := strconv.ParseInt(f[4], 10, 64)
+			op.HasTime = false
 			ht.Ops = append(ht.Ops, op)
+			if !s.noTime {
+				ht.SetOpTime(len(ht.Ops)-1, inv, com)
+			}
 		}
 		if s.noTime {
 			ht.HasTime, ht.Invoke, ht.Complete = false, 0, 0

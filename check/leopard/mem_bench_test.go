@@ -17,7 +17,8 @@ import (
 // but without the CLI's arrival window in wall time: the watermark trails
 // the stream by a fixed 5,000 transactions. It reports the live heap after
 // a collection at the end of the stream (before Flush), the keys and
-// versions retained and the live heap per key. The stream is a native
+// versions retained, the live heap per key, and the size of the spill
+// file per transaction record (on disk, for explanations only). The stream is a native
 // JSON Lines file named by TXRAY_STREAM (docs/benchmarks.md, "Online: txray
 // watch --checker leopard memory"):
 //
@@ -70,8 +71,8 @@ func BenchmarkOnlineRetainedHeap(b *testing.B) {
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
 		keys, versions := 0, 0
-		for k := range on.e.keys {
-			if nw := len(on.e.keys[k].writers); nw > 0 {
+		for k := range int32(len(on.e.slots) * keyChunk) {
+			if nw, _ := on.e.keyVersions(k); nw > 0 {
 				keys++
 				versions += nw
 			}
@@ -80,6 +81,9 @@ func BenchmarkOnlineRetainedHeap(b *testing.B) {
 		b.ReportMetric(float64(keys), "keys")
 		b.ReportMetric(float64(versions), "versions")
 		b.ReportMetric(float64(ms.HeapAlloc)/float64(max(keys, 1)), "live-B/key")
+		// The spill file (explanations only, on disk): its size per
+		// record, one record per collected committed writing transaction.
+		b.ReportMetric(float64(on.e.spill.off)/float64(max(on.e.spill.records, 1)), "spill-B/txn")
 		if r := on.Flush(); r.Verdict.String() == "" {
 			b.Fatal("no verdict")
 		}

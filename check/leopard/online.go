@@ -29,14 +29,24 @@ type OnlineOptions struct {
 	// late, or an idle one, neither holds dispatch back nor is missed
 	// while it arrives within the caller's bound.
 	Window bool
+	// MaxKeys bounds the keys whose state is retained (0 = no bound):
+	// beyond it, the state of the oldest settled keys is discarded, 4,096
+	// key ids at a time, and a later read of such a key is not checked
+	// (the verdict is then unknown, with the reason, unless a violation
+	// was found: never valid on evidence that was thrown away). Each
+	// retained settled key costs KeySlotBytes.
+	MaxKeys int
 }
 
 // Online is the streaming verifier (Leopard §V online mode): transactions
 // are added as they complete, traces are dispatched in batches up to the
 // watermark (the smallest latest before-timestamp over open sessions), and
 // state no future transaction can need is collected, so memory stays flat
-// (per-key state is kept for every key seen: key and value ids must be
-// stable for the verifier's lifetime). A session that stops sending holds
+// but for per-key state: every key written keeps its last version, in a
+// 64-byte record once settled (keys.go; bounded by OnlineOptions.MaxKeys),
+// and key and value ids must be stable for the verifier's lifetime. The
+// records of collected transactions, for explanations only, go to an
+// unlinked temporary file (spill.go), closed by Flush. A session that stops sending holds
 // the watermark back: call EndSession, or Advance with a time bound. Not
 // safe for concurrent use.
 type Online struct {
@@ -65,6 +75,11 @@ func newOnline(c Config, opts OnlineOptions) *Online {
 	e := newEngine(c.mechs(opts.InitialUnknown), rep)
 	e.window = opts.Window
 	e.compact = true
+	e.spill = &spillLog{}
+	if opts.MaxKeys > 0 {
+		e.maxChunks = max(1, (opts.MaxKeys+keyChunk-1)/keyChunk)
+	}
+	rep.spill = e.spill
 	for _, s := range opts.Sessions {
 		e.declare(s)
 	}
@@ -121,7 +136,10 @@ func (o *Online) Stats() map[string]int64 {
 	s := &o.e.stats
 	return map[string]int64{"traces": s.traces, "txns": s.txns, "live_txns": s.liveTxns, "peak_live_txns": s.peakLive,
 		"gc_versions": s.gcVersions, "gc_txns": s.gcTxns, "pending_reads": int64(len(o.e.pending)),
-		"anomalies": int64(len(o.e.rep.anomalies)), "late_txns": s.lateTxns}
+		"anomalies": int64(len(o.e.rep.anomalies)), "late_txns": s.lateTxns,
+		"hot_keys": int64(len(o.e.hot) - len(o.e.hotFree)), "spilled_txns": o.e.spill.records,
+		"cooled_keys": s.cooled, "warmed_keys": s.warmed,
+		"forgotten_keys": s.forgottenKeys, "forgotten_reads": s.forgottenReads}
 }
 
 // Flush verifies everything still buffered and returns the final result.
@@ -130,6 +148,9 @@ func (o *Online) Flush() *check.Result {
 	if !o.done {
 		o.done = true
 		o.e.finish()
+		// Explanations are built when a violation is found, so the
+		// spilled records are not needed any more.
+		o.e.spill.close()
 	}
 	return o.e.result(o.cfg)
 }

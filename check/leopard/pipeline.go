@@ -48,10 +48,30 @@ type pend struct {
 // mechanism-mirrored verification state.
 type engine struct {
 	m mechs
-	// keys holds the per-key state inline (one cache miss less per
-	// access than pointers); a *keyState is valid until the next call of
-	// key, which may grow the slice.
-	keys    []keyState
+	// regions: declared-table predicate regions (region.go), built on
+	// first use.
+	regions *regionIndex
+	// slots is the per-key record table, dense by key id in chunks
+	// (keys.go); hot holds the state of the keys that are not cold
+	// (keySlot.hot indexes it), hotFree its free indexes, hotPool freed
+	// states for reuse.
+	slots   []*[keyChunk]keySlot
+	hot     []*keyState
+	hotFree []int32
+	hotPool []*keyState
+	// chunkHot counts the hot keys of each chunk of slots; liveChunks the
+	// chunks allocated; maxChunks (0 = no bound) bounds them
+	// (OnlineOptions.MaxKeys, engine.forget), forgetFrom is where the
+	// next search for a chunk to forget starts.
+	chunkHot              []int32
+	liveChunks, maxChunks int
+	forgetFrom            int
+	// forgot: per forgotten chunk, a bit per key that had state.
+	forgot [][]uint64
+	// earlier holds the writer.earlier values of cold keys (slotEarlier).
+	earlier map[int32][]int32
+	// spill holds collected writers' records for explanations (online).
+	spill   *spillLog
 	clients []*client
 	heap    []int32 // client ids ordered by head before-timestamp
 	pending []pend  // min-heap by sa
@@ -68,6 +88,8 @@ type engine struct {
 	free    []int32         // drained single-transaction clients to reuse
 
 	sinceGC   int
+	gcEvery   int  // traces between collections (gcEvery; tests lower it)
+	noCool    bool // keys never cool (tests: the differential of keys.go)
 	dirtyKeys []int32
 	done      []*txn // ended transactions not yet collected
 	stamp     uint32
@@ -103,25 +125,18 @@ type stats struct {
 	// dependencies do not close into a cycle (engine.pivot).
 	ssiOpen      int64
 	ssiOpenFirst string
+	// cooled and warmed count keys moved into their slot and back
+	// (keys.go; online only).
+	cooled, warmed int64
+	// forgottenKeys counts keys whose state was discarded under
+	// OnlineOptions.MaxKeys; forgottenReads the reads of such keys left
+	// unchecked, forgottenFirst the first such key.
+	forgottenKeys, forgottenReads int64
+	forgottenFirst                int32
 }
 
 func newEngine(m mechs, rep *reporter) *engine {
-	return &engine{m: m, rep: rep, front: -1 << 62, manual: -1 << 62, cmap: map[int32]int32{}}
-}
-
-func (e *engine) key(k int32) *keyState {
-	if k < 0 {
-		return nil
-	}
-	if int(k) >= len(e.keys) {
-		e.keys = append(e.keys, make([]keyState, max(int(k)+1-len(e.keys), len(e.keys)))...)
-	}
-	ks := &e.keys[k]
-	if !ks.dirty {
-		ks.dirty = true
-		e.dirtyKeys = append(e.dirtyKeys, k)
-	}
-	return ks
+	return &engine{m: m, rep: rep, front: -1 << 62, manual: -1 << 62, cmap: map[int32]int32{}, gcEvery: gcEvery}
 }
 
 // clientFor returns the dense client id of a session; a negative session
@@ -157,9 +172,8 @@ func (e *engine) newClient() int32 {
 // neighbouring known bounds within the transaction (conservative: a wider
 // interval never creates a violation).
 func opBounds(t *history.Txn, i int) (b, a int64) {
-	o := &t.Ops[i]
-	if o.HasTime {
-		b, a = o.Invoke, o.Complete
+	if inv, com, ok := t.OpTime(i); ok {
+		b, a = inv, com
 		if a < b {
 			b, a = a, b
 		}
@@ -167,14 +181,14 @@ func opBounds(t *history.Txn, i int) (b, a int64) {
 	}
 	b, a = t.Invoke, t.Complete
 	for j := i - 1; j >= 0; j-- {
-		if t.Ops[j].HasTime {
-			b = max(b, t.Ops[j].Invoke)
+		if inv, _, ok := t.OpTime(j); ok {
+			b = max(b, inv)
 			break
 		}
 	}
 	for j := i + 1; j < len(t.Ops); j++ {
-		if t.Ops[j].HasTime {
-			a = min(a, t.Ops[j].Complete)
+		if _, com, ok := t.OpTime(j); ok {
+			a = min(a, com)
 			break
 		}
 	}
@@ -196,7 +210,7 @@ func skipOp(t *history.Txn, i int) bool {
 func (e *engine) addTxn(session int32, ht *history.Txn) {
 	cid := e.clientFor(session)
 	c := e.clients[cid]
-	t := &txn{txnLive: &txnLive{}, ref: ht, client: cid, status: ht.Status, begin: ht.Invoke, snapA: inf, relA: ht.Complete, readOnly: !writes(ht)}
+	t := &txn{txnLive: &txnLive{}, ref: ht, idx: ht.Index, client: cid, status: ht.Status, begin: ht.Invoke, snapA: inf, relA: ht.Complete, readOnly: !writes(ht)}
 	if ht.Complete < ht.Invoke {
 		t.relA = ht.Invoke
 	}
@@ -297,7 +311,7 @@ func (e *engine) addFloating(ht *history.Txn) {
 	}
 	cid := e.clientFor(-1)
 	c := e.clients[cid]
-	t := &txn{txnLive: &txnLive{}, ref: ht, client: cid, status: history.Unknown, begin: floatLow, snapA: floatLow, relB: floatLow, relA: inf, floating: true}
+	t := &txn{txnLive: &txnLive{}, ref: ht, idx: ht.Index, client: cid, status: history.Unknown, begin: floatLow, snapA: floatLow, relB: floatLow, relA: inf, floating: true}
 	e.stats.txns++
 	push := func(kind uint8, op int32) {
 		b := max(int64(floatLow), c.lastB)
@@ -423,7 +437,7 @@ func (e *engine) dispatch(tr *trace) {
 		}
 	}
 	e.sinceGC++
-	if e.sinceGC >= gcEvery {
+	if e.sinceGC >= e.gcEvery {
 		e.sinceGC = 0
 		e.gc(e.activeLow())
 	}

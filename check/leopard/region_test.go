@@ -49,14 +49,16 @@ func TestPredicateRegions(t *testing.T) {
 		k3 := h.Keys.Int(3)
 		h.Keys.Int(9) // a key outside the region, never written
 		h.Add(history.Txn{Session: 0, Status: history.Committed, HasTime: true, Invoke: 0, Complete: commit,
-			Ops: []history.Op{{Kind: history.Write, Key: k3, Value: h.Values.Int(7), HasTime: true, Invoke: 5, Complete: 10}}})
+			Ops: []history.Op{{Kind: history.Write, Key: k3, Value: h.Values.Int(7), HasTime: true}}, Ext: &history.TxnExt{OpTimes: []history.OpTime{{Invoke: 5, Complete: 10}}}})
 		var res []history.Row
 		for _, r := range rows {
 			res = append(res, history.Row{Key: h.Keys.Int(r[0]), Value: h.Values.Int(r[1])})
 		}
-		h.Add(history.Txn{Session: 1, Status: history.Committed, HasTime: true, Invoke: 30, Complete: 40,
-			Ops: []history.Op{{Kind: history.PredRead, HasTime: true, Invoke: 31, Complete: 32, Value: history.NoValue,
-				Pred: &history.Predicate{Table: "txray_pred", Where: where, Result: res}}}})
+		rt := history.Txn{Session: 1, Status: history.Committed, HasTime: true, Invoke: 30, Complete: 40,
+			Ops: []history.Op{{Kind: history.PredRead, Value: history.NoValue}}}
+		rt.SetPred(&rt.Ops[0], history.Predicate{Table: "txray_pred", Where: where, Result: res})
+		rt.SetOpTime(0, 31, 32)
+		h.Add(rt)
 		return h
 	}
 	for _, c := range []struct {

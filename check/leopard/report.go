@@ -22,7 +22,11 @@ type reporter struct {
 	anomalies  []check.Anomaly
 	counts     map[string]int
 	truncated  map[string]int
-	pairs      map[[2]*txn]bool
+	pairs      map[[2]int32]bool
+	// spill holds the records of collected transactions (online);
+	// spillErrs counts those that could not be read back.
+	spill     *spillLog
+	spillErrs int
 }
 
 func newReporter(keys, vals *history.Interner, h *history.History, max int, plain bool) *reporter {
@@ -30,7 +34,7 @@ func newReporter(keys, vals *history.Interner, h *history.History, max int, plai
 		max = 8
 	}
 	return &reporter{keys: keys, vals: vals, h: h, max: max, plain: plain,
-		counts: map[string]int{}, truncated: map[string]int{}, pairs: map[[2]*txn]bool{}}
+		counts: map[string]int{}, truncated: map[string]int{}, pairs: map[[2]int32]bool{}}
 }
 
 func (r *reporter) add(a check.Anomaly) {
@@ -70,18 +74,38 @@ func (r *reporter) val(v int32) string {
 	return r.vals.String(v)
 }
 
-func (r *reporter) name(t *txn) string {
-	if r.h != nil && int(t.ref.Index) < len(r.h.Txns) && &r.h.Txns[t.ref.Index] == t.ref {
-		return r.h.TxnName(t.ref.Index)
+// ref returns t's record, reading it back from the spill log when it was
+// moved there (the copy is kept on t: explanations name few
+// transactions). A record that cannot be read back is replaced by one
+// that names the transaction by index, without operations (counted in
+// spillErrs, reported as a warning).
+func (r *reporter) ref(t *txn) *history.Txn {
+	if t.ref != nil {
+		return t.ref
 	}
-	s := "T" + strconv.Itoa(int(t.ref.Index))
-	if t.ref.ID != "" && t.ref.ID != strconv.Itoa(int(t.ref.Index)) {
-		s += " (" + t.ref.ID + ")"
+	if r.spill != nil && t.spill > 0 {
+		t.ref, _ = r.spill.get(t.spill)
+	}
+	if t.ref == nil {
+		r.spillErrs++
+		t.ref = &history.Txn{Index: t.idx, Status: t.status}
+	}
+	return t.ref
+}
+
+func (r *reporter) name(t *txn) string {
+	ref := r.ref(t)
+	if r.h != nil && int(ref.Index) < len(r.h.Txns) && &r.h.Txns[ref.Index] == ref {
+		return r.h.TxnName(ref.Index)
+	}
+	s := "T" + strconv.Itoa(int(ref.Index))
+	if ref.ID != "" && ref.ID != strconv.Itoa(int(ref.Index)) {
+		s += " (" + ref.ID + ")"
 	}
 	return s
 }
 
-func (r *reporter) opString(o *history.Op) string {
+func (r *reporter) opString(t *history.Txn, o *history.Op) string {
 	switch o.Kind {
 	case history.Read:
 		s := "r " + r.key(o.Key) + " "
@@ -89,16 +113,17 @@ func (r *reporter) opString(o *history.Op) string {
 			if o.ListUnknown {
 				return s + "nil"
 			}
-			parts := make([]string, len(o.List))
-			for i, v := range o.List {
+			l := t.ListOf(o)
+			parts := make([]string, len(l))
+			for i, v := range l {
 				parts[i] = r.val(v)
 			}
 			return s + "[" + strings.Join(parts, " ") + "]"
 		}
 		return s + r.val(o.Value)
 	case history.PredRead:
-		if o.Pred != nil {
-			return "rp " + o.Pred.Table + " where " + o.Pred.Where
+		if p := t.PredOf(o); p != nil {
+			return "rp " + p.Table + " where " + p.Where
 		}
 		return "rp"
 	}
@@ -109,11 +134,12 @@ func (r *reporter) txnString(t *txn) string {
 	var b strings.Builder
 	b.WriteString(r.name(t))
 	b.WriteString(" [")
-	for i := range t.ref.Ops {
+	ops := r.ref(t).Ops
+	for i := range ops {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString(r.opString(&t.ref.Ops[i]))
+		b.WriteString(r.opString(r.ref(t), &ops[i]))
 	}
 	b.WriteString("]")
 	if t.status != history.Committed {
@@ -130,9 +156,15 @@ func iv(b, a int64) string {
 }
 
 // opAt renders op i of t with its interval.
+// An op the record does not hold (a spilled record that could not be
+// read back) is named by position.
 func (r *reporter) opAt(t *txn, i int32) string {
-	b, a := opBounds(t.ref, int(i))
-	return r.name(t) + "'s " + r.opString(&t.ref.Ops[i]) + " during " + iv(b, a)
+	ref := r.ref(t)
+	if i < 0 || int(i) >= len(ref.Ops) {
+		return r.name(t) + "'s op " + strconv.Itoa(int(i))
+	}
+	b, a := opBounds(ref, int(i))
+	return r.name(t) + "'s " + r.opString(ref, &ref.Ops[i]) + " during " + iv(b, a)
 }
 
 func (r *reporter) endAt(t *txn) string {
@@ -149,7 +181,7 @@ func (r *reporter) endAt(t *txn) string {
 func (r *reporter) ops(ts ...*txn) map[int32]string {
 	m := map[int32]string{}
 	for _, t := range ts {
-		m[t.ref.Index] = r.txnString(t)
+		m[t.idx] = r.txnString(t)
 	}
 	return m
 }
@@ -158,9 +190,9 @@ func idx(ts ...*txn) []int32 {
 	out := make([]int32, 0, len(ts))
 	seen := map[int32]bool{}
 	for _, t := range ts {
-		if !seen[t.ref.Index] {
-			seen[t.ref.Index] = true
-			out = append(out, t.ref.Index)
+		if !seen[t.idx] {
+			seen[t.idx] = true
+			out = append(out, t.idx)
 		}
 	}
 	return out
@@ -190,7 +222,7 @@ func (r *reporter) repeat(e *engine, t *txn, i0, i1, k, v0, v1 int32) {
 	}
 	expl := r.opAt(t, i0) + " and later " + r.opAt(t, i1) + " read " + r.key(k) + " under " + r.name(t) +
 		"'s transaction snapshot, and " + r.name(t) + " did not write " + r.key(k) + " before either read; "
-	if o0, o1 := &t.ref.Ops[i0], &t.ref.Ops[i1]; o0.Kind == history.Read && o1.Kind == history.Read && o0.IsList && o1.IsList {
+	if o0, o1 := &r.ref(t).Ops[i0], &r.ref(t).Ops[i1]; o0.Kind == history.Read && o1.Kind == history.Read && o0.IsList && o1.IsList {
 		expl += "they returned different lists, so different versions"
 	} else {
 		expl += "they returned different values (" + r.val(v0) + ", " + r.val(v1) + "), so different versions"
@@ -208,7 +240,7 @@ func (r *reporter) cr(e *engine, ks *keyState, t *txn, i, key, val int32, sb, sa
 	}
 	var b strings.Builder
 	b.WriteString(r.opAt(t, i))
-	if o := &t.ref.Ops[i]; o.Kind == history.PredRead && o.Pred != nil && val == history.NoValue && !predReturned(o.Pred, key) {
+	if ref := r.ref(t); int(i) < len(ref.Ops) && ref.Ops[i].Kind == history.PredRead && ref.PredOf(&ref.Ops[i]) != nil && val == history.NoValue && !predReturned(ref.PredOf(&ref.Ops[i]), key) {
 		b.WriteString(" did not return the row of " + r.key(key) + ", which its predicate's region covers (record identified from the predicate), so it read no row of " + r.key(key) + ". ")
 	} else {
 		b.WriteString(" returned " + r.key(key) + " = " + r.val(val) + ". ")
@@ -322,7 +354,7 @@ func (r *reporter) prefix(e *engine, ks *keyState, t *txn, i, key, x int32, sa i
 		name := "T" + strconv.Itoa(int(g.idx))
 		if r.h != nil && int(g.idx) < len(r.h.Txns) {
 			name = r.h.TxnName(g.idx)
-			involved = append(involved, &txn{ref: &r.h.Txns[g.idx], status: history.Aborted, relB: g.relB, relA: g.relA})
+			involved = append(involved, &txn{ref: &r.h.Txns[g.idx], idx: g.idx, status: history.Aborted, relB: g.relB, relA: g.relA})
 		} else if g.id != "" && g.id != strconv.Itoa(int(g.idx)) {
 			name += " (" + g.id + ")"
 		}
@@ -362,7 +394,9 @@ func (r *reporter) orderWhy(e *engine, v, u *writer) string {
 }
 
 func (r *reporter) pairSeen(a, b *txn) bool {
-	k := [2]*txn{a, b}
+	// By index: a cold key's writer is a stand-in for its transaction
+	// (keys.go), so one transaction may have several *txn.
+	k := [2]int32{a.idx, b.idx}
 	if r.pairs[k] {
 		return true
 	}
@@ -422,8 +456,8 @@ func (r *reporter) ssi(e *engine, t1, p, t3 *txn, in, out edge) {
 		r.endAt(t1) + ", " + r.endAt(p) + ", " + r.endAt(t3) + "), and " + r.name(t3) + " certainly committed first. " +
 		"The certifier must abort one of the three, yet all committed."
 	steps := []check.Step{
-		{From: t1.ref.Index, To: p.ref.Index, Rel: "rw", Key: r.key(in.key), Why: r.edgeWhy(t1, p, edge{to: p, rel: graph.RW, key: in.key, op: in.op})},
-		{From: p.ref.Index, To: t3.ref.Index, Rel: "rw", Key: r.key(out.key), Why: r.edgeWhy(p, t3, out)},
+		{From: t1.idx, To: p.idx, Rel: "rw", Key: r.key(in.key), Why: r.edgeWhy(t1, p, edge{to: p, rel: graph.RW, key: in.key, op: in.op})},
+		{From: p.idx, To: t3.idx, Rel: "rw", Key: r.key(out.key), Why: r.edgeWhy(p, t3, out)},
 	}
 	r.add(check.Anomaly{Type: model.SC, Txns: idx(t1, p, t3), Cycle: steps, Explanation: expl, Ops: r.ops(t1, p, t3)})
 }
@@ -438,7 +472,7 @@ func (r *reporter) to(e *engine, t1, t2 *txn, ed edge) {
 		r.name(t1) + " must be serialized before " + r.name(t2) + "; but " + r.name(t2) + " certainly committed first (" +
 		r.endAt(t2) + "; " + r.endAt(t1) + "). So in every placement " + r.name(t2) + "'s write committed after " + r.name(t1) + "'s snapshot (" + r.name(t1) +
 		" did not see it) and before " + r.name(t1) + "'s commit, a read-write conflict the certifier must abort " + r.name(t1) + " for, yet both committed."
-	steps := []check.Step{{From: t1.ref.Index, To: t2.ref.Index, Rel: "rw", Key: r.key(ed.key), Why: r.edgeWhy(t1, t2, ed)}}
+	steps := []check.Step{{From: t1.idx, To: t2.idx, Rel: "rw", Key: r.key(ed.key), Why: r.edgeWhy(t1, t2, ed)}}
 	r.add(check.Anomaly{Type: model.SC, Txns: idx(t1, t2), Cycle: steps, Explanation: expl, Ops: r.ops(t1, t2)})
 }
 
@@ -475,7 +509,7 @@ func (r *reporter) cycle(e *engine, t *txn, path []edge) {
 	from := t
 	for _, ed := range path {
 		w := r.edgeWhy(from, ed.to, ed)
-		steps = append(steps, check.Step{From: from.ref.Index, To: ed.to.ref.Index, Rel: ed.rel.String(), Key: r.key(ed.key), Why: w})
+		steps = append(steps, check.Step{From: from.idx, To: ed.to.idx, Rel: ed.rel.String(), Key: r.key(ed.key), Why: w})
 		whys = append(whys, w)
 		if ed.to != t {
 			ts = append(ts, ed.to)
@@ -495,4 +529,71 @@ func predReturned(p *history.Predicate, key int32) bool {
 		}
 	}
 	return false
+}
+
+// absentOwn: a predicate read on a declared table did not return a row
+// whose version the transaction itself wrote earlier, although that
+// version satisfies the WHERE clause (region.go).
+func (r *reporter) absentOwn(e *engine, t *txn, i, k int32, w *writeEnt) {
+	typ := readType(e)
+	if r.plain {
+		typ = model.Internal
+	}
+	if r.full(typ) {
+		return
+	}
+	expl := r.opAt(t, i) + " did not return the row " + r.key(k) + ", but " + r.name(t) + " itself wrote it earlier (" +
+		r.opAt(t, w.op) + "), and its version " + r.val(w.val) + " satisfies the WHERE clause (" + r.absentCols(e, t, i, k, w.val) +
+		"); every consistent-read implementation shows a transaction its own latest write"
+	r.add(check.Anomaly{Type: typ, Txns: idx(t), Key: r.key(k), Explanation: expl, Ops: r.ops(t)})
+}
+
+// absentCols renders the columns of version v of k that op i's clause
+// uses.
+func (r *reporter) absentCols(e *engine, t *txn, i, k, v int32) string {
+	pr := t.ref.PredOf(&t.ref.Ops[i])
+	if pr == nil {
+		return ""
+	}
+	return e.regionIdx().schema.Compile(pr.Table, pr.Where).Describe(k, v)
+}
+
+// crAbsent: a predicate read on a declared table did not return a row of
+// its region, but every version of the row that may be visible at its
+// snapshot satisfies the WHERE clause: it missed a row it had to return
+// (a phantom read; region.go).
+func (r *reporter) crAbsent(e *engine, ks *keyState, t *txn, i, key int32, sb, sa int64, initPossible bool) {
+	typ := readType(e)
+	if r.full(typ) {
+		return
+	}
+	var b strings.Builder
+	b.WriteString(r.opAt(t, i) + " did not return the row " + r.key(key) + " of its table, so it read a version of it that does not satisfy " +
+		"the WHERE clause (not inserted yet, deleted, or with other column values). ")
+	if e.m.stmt {
+		b.WriteString("Its snapshot (statement-level) was taken during the read, " + iv(sb, sa) + ". ")
+	} else {
+		b.WriteString("Its snapshot was taken " + iv(sb, sa) + ". ")
+	}
+	involved := []*txn{t}
+	var cands []string
+	for iv := range ks.writers {
+		v := &ks.writers[iv]
+		if v.t == t || !v.hasVersion || !e.possible(ks, v, t, sb, sa) {
+			continue
+		}
+		involved = append(involved, v.t)
+		if len(cands) < 6 {
+			cands = append(cands, r.val(v.val)+" by "+r.name(v.t)+" ("+r.endAt(v.t)+"; "+r.absentCols(e, t, i, key, v.val)+")")
+		}
+	}
+	if initPossible {
+		cands = append(cands, "the initial version (it would not satisfy it)")
+	}
+	if len(cands) == 0 {
+		b.WriteString("No version of " + r.key(key) + " could be visible to the read.")
+	} else {
+		b.WriteString("Every version of it that could be visible satisfies the clause: " + strings.Join(cands, "; ") + ".")
+	}
+	r.add(check.Anomaly{Type: typ, Txns: idx(involved...), Key: r.key(key), Explanation: b.String(), Ops: r.ops(involved...)})
 }

@@ -21,13 +21,15 @@ func TestTiDBStaleReadNoCycle(t *testing.T) {
 	h := history.New()
 	h.Evidence.OpTime, h.Evidence.ClientTime, h.Evidence.Sessions = true, true, true
 	x, y := h.Keys.Str("x"), h.Keys.Str("y")
-	op := func(k history.Kind, key, v int32, b, a int64) history.Op {
-		return history.Op{Kind: k, Key: key, Value: v, HasTime: true, Invoke: b, Complete: a}
+	op := func(k history.Kind, key, v int32) history.Op {
+		return history.Op{Kind: k, Key: key, Value: v, HasTime: true}
 	}
 	h.Add(history.Txn{Session: h.Sessions.Int(1), Status: history.Committed, HasTime: true, Invoke: 0, Complete: 10, ID: "T1",
-		Ops: []history.Op{op(history.Read, x, history.NoValue, 1, 2), op(history.Write, x, h.Values.Int(1), 3, 4)}})
+		Ops: []history.Op{op(history.Read, x, history.NoValue), op(history.Write, x, h.Values.Int(1))},
+		Ext: &history.TxnExt{OpTimes: []history.OpTime{{Invoke: 1, Complete: 2}, {Invoke: 3, Complete: 4}}}})
 	h.Add(history.Txn{Session: h.Sessions.Int(2), Status: history.Committed, HasTime: true, Invoke: 20, Complete: 30, ID: "T2",
-		Ops: []history.Op{op(history.Read, x, history.NoValue, 21, 22), op(history.Write, y, h.Values.Int(2), 23, 24)}})
+		Ops: []history.Op{op(history.Read, x, history.NoValue), op(history.Write, y, h.Values.Int(2))},
+		Ext: &history.TxnExt{OpTimes: []history.OpTime{{Invoke: 21, Complete: 22}, {Invoke: 23, Complete: 24}}}})
 	ctx := context.Background()
 	r, err := elle.RWRegister{}.Check(ctx, h, check.Options{Model: "serializable"})
 	if err != nil {

@@ -1,6 +1,8 @@
 package leopard
 
 import (
+	"slices"
+
 	"github.com/txray/txray/graph"
 	"github.com/txray/txray/history"
 )
@@ -9,15 +11,16 @@ import (
 // register value, or for a list read the last element (the version is the
 // one whose writer appended it; NoValue = empty list = initial). ok is false
 // for ops this checker cannot match (unknown list reads).
-func readValue(o *history.Op) (int32, bool) {
+func readValue(t *history.Txn, o *history.Op) (int32, bool) {
 	if o.IsList {
 		if o.ListUnknown {
 			return 0, false
 		}
-		if len(o.List) == 0 {
+		l := t.ListOf(o)
+		if len(l) == 0 {
 			return history.NoValue, true
 		}
-		return o.List[len(o.List)-1], true
+		return l[len(l)-1], true
 	}
 	return o.Value, true
 }
@@ -28,7 +31,7 @@ func (e *engine) op(t *txn, i int32) {
 	switch o.Kind {
 	case history.Read:
 		e.stats.reads++
-		v, ok := readValue(o)
+		v, ok := readValue(t.ref, o)
 		if ok && !o.IsList && v == history.NoValue && t.status == history.Unknown {
 			// Jepsen :info convention: a nil read result in a transaction
 			// whose outcome the client never learnt is unknown, not a read
@@ -47,13 +50,14 @@ func (e *engine) op(t *txn, i int32) {
 		// under the statement's snapshot (counted as one read each, so
 		// reads and reads_checked count the same unit).
 		e.stats.predReads++
-		if o.Pred == nil || !o.HasTime {
+		pr := t.ref.PredOf(o)
+		if pr == nil || !o.HasTime {
 			e.stats.reads++
 			e.stats.uncheckedOps++
 			return
 		}
-		e.stats.reads += int64(len(o.Pred.Result))
-		for _, row := range o.Pred.Result {
+		e.stats.reads += int64(len(pr.Result))
+		for _, row := range pr.Result {
 			if row.Key >= 0 {
 				e.read(t, i, row.Key, row.Value)
 			}
@@ -61,7 +65,7 @@ func (e *engine) op(t *txn, i int32) {
 		// The rows it did not return, where the predicate identifies
 		// its records (region.go); conservatively nothing otherwise.
 		if e.m.reads {
-			if e.predRegion(t, i, o.Pred) {
+			if e.predRegion(t, i, pr) {
 				e.stats.regions++
 			} else {
 				e.stats.regionsUndecided++
@@ -88,7 +92,15 @@ func (e *engine) op(t *txn, i int32) {
 
 // read checks a read of key k returning v by op i of t.
 func (e *engine) read(t *txn, i, k, v int32) {
-	if w := t.write(k); w != nil {
+	if w := t.write(k); w != nil && v == absentRead {
+		// A row the transaction wrote itself and its predicate read did
+		// not return: its own version must not satisfy the clause.
+		e.stats.readsChecked++
+		if !e.absentSees(t, i, k, w.val) {
+			e.rep.absentOwn(e, t, i, k, w)
+		}
+		return
+	} else if w != nil {
 		// Every mechanism lets a transaction see its own last write.
 		e.stats.readsChecked++
 		if v != w.val {
@@ -100,7 +112,7 @@ func (e *engine) read(t *txn, i, k, v int32) {
 		e.stats.uncheckedOps++
 		return
 	}
-	if e.m.cr && !e.m.stmt && !e.m.curRead && !e.repeatRead(t, i, k, v) {
+	if e.m.cr && !e.m.stmt && !e.m.curRead && v != absentRead && !e.repeatRead(t, i, k, v) {
 		return
 	}
 	sb, sa := t.begin, t.snapA
@@ -138,7 +150,7 @@ func (e *engine) repeatRead(t *txn, i, k, v int32) bool {
 		if p.key != k {
 			continue
 		}
-		if p.val != v || !sameList(&t.ref.Ops[p.op], &t.ref.Ops[i]) {
+		if p.val != v || !sameList(t.ref, &t.ref.Ops[p.op], &t.ref.Ops[i]) {
 			e.stats.readsChecked++
 			e.rep.repeat(e, t, p.op, i, k, p.val, v)
 			return false
@@ -152,19 +164,11 @@ func (e *engine) repeatRead(t *txn, i, k, v int32) bool {
 // sameList reports whether two ops that are both list reads returned the
 // same list (true when either is not a list read: their values were
 // compared).
-func sameList(a, b *history.Op) bool {
+func sameList(t *history.Txn, a, b *history.Op) bool {
 	if a.Kind != history.Read || b.Kind != history.Read || !a.IsList || !b.IsList || a.ListUnknown || b.ListUnknown {
 		return true
 	}
-	if len(a.List) != len(b.List) {
-		return false
-	}
-	for i := range a.List {
-		if a.List[i] != b.List[i] {
-			return false
-		}
-	}
-	return true
+	return slices.Equal(t.ListOf(a), t.ListOf(b))
 }
 
 // verifyRead is consistent-read verification (Leopard §IV-A): the read's
@@ -176,6 +180,16 @@ func sameList(a, b *history.Op) bool {
 // must return the value of a candidate.
 func (e *engine) verifyRead(t *txn, i, key, val int32, sb, sa int64) {
 	ks := e.key(key)
+	if ks.forgotten {
+		// The key's versions were discarded (engine.forget): the read
+		// cannot be checked.
+		if e.stats.forgottenReads == 0 {
+			e.stats.forgottenFirst = key
+		}
+		e.stats.forgottenReads++
+		e.stats.uncheckedOps++
+		return
+	}
 	e.stats.readsChecked++
 	var match *writer
 	matches, cands := 0, 0
@@ -203,7 +217,7 @@ func (e *engine) verifyRead(t *txn, i, key, val int32, sb, sa int64) {
 			continue
 		}
 		cands++
-		if v.val == val {
+		if v.val == val || (val == absentRead && e.absentSees(t, i, key, v.val)) {
 			matches++
 			if match == nil || match.t != v.t {
 				match = v
@@ -215,7 +229,7 @@ func (e *engine) verifyRead(t *txn, i, key, val int32, sb, sa int64) {
 		cands++
 		switch {
 		case !e.m.initUnknown:
-			initMatch = val == history.NoValue
+			initMatch = val == history.NoValue || val == absentRead
 		case ks.hasInit:
 			initMatch = val == ks.init
 		case matches == 0 && !writtenByAny:
@@ -232,11 +246,19 @@ func (e *engine) verifyRead(t *txn, i, key, val int32, sb, sa int64) {
 		e.stats.readUncertain++
 	}
 	if matches == 0 {
+		if val == absentRead {
+			e.rep.crAbsent(e, ks, t, i, key, sb, sa, initPossible)
+			return
+		}
 		e.rep.cr(e, ks, t, i, key, val, sb, sa, initPossible)
 		return
 	}
-	if o := &t.ref.Ops[i]; o.Kind == history.Read && o.IsList && o.Key == key && len(o.List) > 1 && !e.m.initUnknown {
-		e.verifyPrefix(ks, t, i, key, o.List[:len(o.List)-1], sa)
+	if val == absentRead {
+		return // names no one version: no certifier edges
+	}
+	if o := &t.ref.Ops[i]; o.Kind == history.Read && o.IsList && o.Key == key && o.ListLen() > 1 && !e.m.initUnknown {
+		l := t.ref.ListOf(o)
+		e.verifyPrefix(ks, t, i, key, l[:len(l)-1], sa)
 	}
 	if !e.m.sc || matches != 1 || ambiguous(ks, t, match, initMatch, val) {
 		return
@@ -355,7 +377,11 @@ func (e *engine) end(t *txn) {
 			status: t.status, hasVersion: t.status != history.Aborted, sureCommit: t.status == history.Committed, locked: we.locked,
 			list: int(we.op) < len(t.ref.Ops) && t.ref.Ops[we.op].Kind == history.Append}
 		if len(we.earlier) > 0 {
-			w.earlier = &we.earlier
+			// Its own slice header: a pointer to we.earlier, inside
+			// t.writes, would keep t's whole write set alive as long as
+			// the version stays.
+			ev := slices.Clip(we.earlier)
+			w.earlier = &ev
 		}
 		for ix := range ks.writers {
 			x := &ks.writers[ix]
@@ -590,41 +616,20 @@ func (e *engine) findCycle(t *txn) {
 // certainly committed before w (every later snapshot sees the newer one)
 // and its lock release began before w (no later lock or snapshot can
 // conflict with it); reads and transactions once they ended before w.
+//
+// Online, a collected transaction that wrote has its record moved to the
+// spill log (its versions may stay: the last one of a key stays until
+// overwritten), and a key whose state is settled cools into its slot
+// (keys.go), so what stays per key is a fixed 64 bytes without pointers.
 func (e *engine) gc(w int64) {
-	keep := e.dirtyKeys[:0]
-	for _, k := range e.dirtyKeys {
-		ks := &e.keys[k]
-		e.prune(ks, w)
-		if len(ks.reads) > 0 || !settled(ks, w) {
-			keep = append(keep, k)
-		} else {
-			// The key is settled: no later watermark changes what prune
-			// keeps, so it leaves the dirty list until it is accessed
-			// again (e.key), and keeps exactly its versions (a stream
-			// that keeps creating keys holds one such key per key ever
-			// written, so slack capacity there, and visiting them at
-			// every collection, were the bulk of the verifier's memory
-			// and a cost growing with the stream).
-			ks.dirty = false
-			if cap(ks.writers) > len(ks.writers) {
-				ks.writers = append([]writer(nil), ks.writers...)
-			}
-			if cap(ks.reads) > 0 {
-				ks.reads = nil
-			}
-		}
-	}
-	clear(e.dirtyKeys[len(keep):])
-	e.dirtyKeys = keep
+	// Transactions first: a key can cool only once its writer's record
+	// is spilled.
 	d := e.done[:0]
 	for _, t := range e.done {
 		if t.relA < w || (t.relA == inf && t.relB < w) {
 			t.gc = true
 			if e.compact && len(t.writes) > 0 && t.status != history.Aborted {
-				// Its versions may stay (the last one of a key stays
-				// until overwritten): keep a private copy of what
-				// reports name instead of the decoder's shared storage.
-				t.ref = compactTxn(t.ref)
+				e.retire(t)
 			}
 			t.txnLive = nil
 			e.stats.gcTxns++
@@ -634,6 +639,52 @@ func (e *engine) gc(w int64) {
 	}
 	clear(e.done[len(d):])
 	e.done = d
+	keep := e.dirtyKeys[:0]
+	for _, k := range e.dirtyKeys {
+		ks := e.hot[e.slot(k).hot-1]
+		e.prune(ks, w)
+		if len(ks.reads) > 0 || !settled(ks, w) {
+			keep = append(keep, k)
+			continue
+		}
+		// The key is settled: no later watermark changes what prune
+		// keeps, so it leaves the dirty list until it is accessed again
+		// (e.key), and cools into its slot, or, when its state does not
+		// fit there, keeps exactly its versions, without the capacity it
+		// had while busy (a stream that keeps creating keys holds one
+		// such key per key ever written, so slack capacity there, and
+		// visiting them at every collection, were the bulk of the
+		// verifier's memory and a cost growing with the stream).
+		ks.dirty = false
+		if e.cool(k, ks) {
+			continue
+		}
+		if cap(ks.writers) > len(ks.writers) {
+			ks.writers = append([]writer(nil), ks.writers...)
+		}
+		if cap(ks.reads) > 0 {
+			ks.reads = nil
+		}
+	}
+	clear(e.dirtyKeys[len(keep):])
+	e.dirtyKeys = keep
+	if e.maxChunks > 0 && e.liveChunks > e.maxChunks {
+		e.forget()
+	}
+}
+
+// retire moves the record of collected transaction t, whose versions may
+// stay, out of the decoder's shared storage: to the spill log, or, when
+// it cannot be written, to a private compact copy (compactTxn), so the
+// retained versions pin none of the decoder's arenas either way.
+func (e *engine) retire(t *txn) {
+	if e.spill != nil {
+		if off, ok := e.spill.put(t.ref); ok {
+			t.ref, t.spill = nil, off
+			return
+		}
+	}
+	t.ref = compactTxn(t.ref)
 }
 
 // settled reports whether prune(ks, w') keeps exactly ks.writers for
@@ -730,17 +781,16 @@ func writes(t *history.Txn) bool {
 func compactTxn(t *history.Txn) *history.Txn {
 	c := &history.Txn{ID: t.ID, Index: t.Index, Session: t.Session, Seq: t.Seq, Status: t.Status, HasTime: t.HasTime,
 		Invoke: t.Invoke, Complete: t.Complete}
-	c.Ops = make([]history.Op, len(t.Ops))
-	copy(c.Ops, t.Ops)
-	for i := range c.Ops {
-		o := &c.Ops[i]
-		if o.List != nil {
-			o.List = append([]int32(nil), o.List...)
-		}
-		if o.Pred != nil {
-			p := *o.Pred
-			p.Result = append([]history.Row(nil), p.Result...)
-			o.Pred = &p
+	c.Ops = slices.Clone(t.Ops)
+	c.Lists = slices.Clone(t.Lists)
+	if t.Ext != nil {
+		c.Ext = &history.TxnExt{OpTimes: slices.Clone(t.Ext.OpTimes)}
+		if t.Ext.Preds != nil {
+			c.Ext.Preds = make([]history.Predicate, len(t.Ext.Preds))
+			for i, p := range t.Ext.Preds {
+				p.Result = append([]history.Row(nil), p.Result...)
+				c.Ext.Preds[i] = p
+			}
 		}
 	}
 	return c

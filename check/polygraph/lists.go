@@ -71,7 +71,7 @@ const noInitialTxn = "\x00list-append: no initial transaction"
 // transaction is the empty list, as in Elle), or ok=false when unknown.
 func listRead(t *history.Txn, o *history.Op) (l []int32, ok bool) {
 	if o.IsList && !o.ListUnknown {
-		return o.List, true
+		return t.ListOf(o), true
 	}
 	if !o.IsList && o.Value == history.NoValue && t.Status == history.Committed {
 		return nil, true
@@ -161,12 +161,12 @@ func listView(h *history.History) (view *history.History, as []check.Anomaly, co
 		t := &h.Txns[ti]
 		nt := history.Txn{Index: t.Index, Session: t.Session, Seq: t.Seq, Status: t.Status, HasTime: t.HasTime,
 			Invoke: t.Invoke, Complete: t.Complete, StartTS: t.StartTS, CommitTS: t.CommitTS, ID: t.ID,
-			Ops: make([]history.Op, len(t.Ops))}
+			Ops: make([]history.Op, len(t.Ops)), Ext: t.Ext} // Ext for op times; no op of nt refers to a predicate
 		expect := map[int32][]int32{} // key -> the list this txn must read next (after a first read or own appends)
 		readBefore := map[int32]bool{}
 		for j := range t.Ops {
 			o := &t.Ops[j]
-			no := history.Op{Kind: o.Kind, Key: o.Key, Value: o.Value, HasTime: o.HasTime, Invoke: o.Invoke, Complete: o.Complete}
+			no := history.Op{Kind: o.Kind, Key: o.Key, Value: o.Value, HasTime: o.HasTime}
 			switch o.Kind {
 			case history.Append:
 				no.Kind = history.Write

@@ -70,9 +70,10 @@ func randListHistory(r *rand.Rand, n int) *history.History {
 						l[k], l[k+1] = l[k+1], l[k]
 					}
 				}
-				o.Kind, o.IsList, o.List = history.Read, true, []int32{}
+				o.Kind = history.Read
+				t.SetList(&o, nil)
 				for _, v := range l {
-					o.List = append(o.List, h.Values.Int(v))
+					t.ExtendList(&o, h.Values.Int(v))
 				}
 			}
 			t.Ops = append(t.Ops, o)
@@ -85,13 +86,14 @@ func randListHistory(r *rand.Rand, n int) *history.History {
 // listReadsOK: txn t's list reads, seeing state st plus its own appends.
 func listReadsOK(t *history.Txn, st map[int32][]int32) bool {
 	own := map[int32][]int32{}
-	for _, o := range t.Ops {
+	for j := range t.Ops {
+		o := &t.Ops[j]
 		if o.Kind == history.Append {
 			own[o.Key] = append(own[o.Key], o.Value)
 			continue
 		}
 		want := append(slices.Clone(st[o.Key]), own[o.Key]...)
-		if !slices.Equal(o.List, want) {
+		if !slices.Equal(t.ListOf(o), want) {
 			return false
 		}
 	}

@@ -104,10 +104,11 @@ func listHist(t *testing.T, txns ...[]string) *history.History {
 			case "a":
 				o.Kind, o.Value = history.Append, h.Values.Str(v)
 			case "r":
-				o.Kind, o.IsList, o.List = history.Read, true, []int32{}
+				o.Kind = history.Read
+				tx.SetList(&o, nil)
 				if v != "-" {
 					for _, e := range splitComma(v) {
-						o.List = append(o.List, h.Values.Str(e))
+						tx.ExtendList(&o, h.Values.Str(e))
 					}
 				}
 			}
@@ -193,13 +194,26 @@ func has(ss []string, s string) bool {
 // TestBadIDsAreInputErrors: ids outside the interners (a history built in
 // memory) are an input error naming the op and field, never a panic.
 func TestBadIDsAreInputErrors(t *testing.T) {
-	for _, bad := range []history.Op{
-		{Kind: history.Append, Key: 7, Value: 0},
-		{Kind: history.Read, Key: 0, IsList: true, List: []int32{0, 99}},
-		{Kind: history.Write, Key: 0, Value: 42},
+	listOp := func(l []int32) history.Op {
+		o := history.Op{Kind: history.Read, Key: 0}
+		o.SetListSpan(0, len(l))
+		return o
+	}
+	spanPast := listOp([]int32{0, 1})
+	spanPast.SetListSpan(1, 5)
+	for _, c := range []struct {
+		bad   history.Op
+		lists []int32
+	}{
+		{history.Op{Kind: history.Append, Key: 7, Value: 0}, nil},
+		{listOp([]int32{0, 99}), []int32{0, 99}},
+		{history.Op{Kind: history.Write, Key: 0, Value: 42}, nil},
+		{spanPast, []int32{0, 0}}, // list elements past Txn.Lists
 	} {
+		bad := c.bad
 		h := listHist(t, []string{"a x 1"})
 		h.Txns[0].Ops = append(h.Txns[0].Ops, bad)
+		h.Txns[0].Lists = c.lists
 		_, err := Checker{}.Check(context.Background(), h, check.Options{Model: model.Serializable})
 		if !history.IsInputError(err) || !contains(err.Error(), "txns[0].ops[1]") {
 			t.Errorf("%+v: got %v, want an input error naming txns[0].ops[1]", bad, err)

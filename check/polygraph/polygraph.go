@@ -129,6 +129,8 @@ func (Checker) Applies(h *history.History, m string) (int, string) {
 	}
 	list, reg, other := listShape(h)
 	switch {
+	case h.HasDeletes():
+		return 0, history.DeletesUnsupported("polygraph")
 	case other:
 		return 0, "the history has operations other than register reads and writes or list appends and reads"
 	case list && reg:
@@ -169,6 +171,12 @@ func (Checker) Check(ctx context.Context, h *history.History, opts check.Options
 	}
 	if h == nil {
 		return nil, fmt.Errorf("polygraph: no history")
+	}
+	if h.HasDeletes() {
+		r.Verdict = check.Unknown
+		r.Reason = history.DeletesUnsupported("polygraph")
+		r.Finish()
+		return r, nil
 	}
 	if err := validIDs(h); err != nil {
 		return nil, err
@@ -348,7 +356,10 @@ func validIDs(h *history.History) error {
 			if o.Value != history.NoValue && (o.Value < 0 || o.Value >= nv) {
 				return history.Errorf("", 0, field("v"), "value id %d out of range (history has %d values)", o.Value, nv)
 			}
-			for i, e := range o.List {
+			if off, n := o.ListSpan(); off+n > len(h.Txns[ti].Lists) {
+				return history.Errorf("", 0, field("v"), "list elements %d..%d out of range (the transaction holds %d)", off, off+n, len(h.Txns[ti].Lists))
+			}
+			for i, e := range h.Txns[ti].ListOf(o) {
 				if e < 0 || e >= nv {
 					return history.Errorf("", 0, field(fmt.Sprintf("v[%d]", i)), "value id %d out of range (history has %d values)", e, nv)
 				}

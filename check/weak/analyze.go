@@ -176,7 +176,7 @@ func (a *analysis) include() {
 				work = append(work, w)
 			}
 			if o := &h.Txns[t].Ops[j]; a.lists != nil && o.Kind == history.Read && o.IsList {
-				for _, v := range o.List {
+				for _, v := range h.Txns[t].ListOf(o) {
 					if w := a.lists.writer(o.Key, v); w >= 0 && !a.incl[w] && h.Txns[w].Status == history.Unknown {
 						a.incl[w] = true
 						work = append(work, w)
@@ -519,7 +519,7 @@ func (a *analysis) eachSource(t3, r int32, f func(int32)) {
 		return
 	}
 	o := &a.h.Txns[t3].Ops[a.rdOp[r]]
-	for _, v := range o.List {
+	for _, v := range a.h.Txns[t3].ListOf(o) {
 		if w := a.lists.writer(o.Key, v); w >= 0 && w != t3 {
 			f(w)
 		}

@@ -77,8 +77,9 @@ func (a *analysis) indexList(t int32, j int, o *history.Op, seenW []int32) {
 	if o.ListUnknown {
 		return
 	}
+	lst := a.h.Txns[t].ListOf(o)
 	last, nw := regread.Initial, int32(0)
-	for _, v := range o.List {
+	for _, v := range lst {
 		w := li.writer(o.Key, v)
 		if w < 0 || !a.incl[w] {
 			return
@@ -93,7 +94,7 @@ func (a *analysis) indexList(t int32, j int, o *history.Op, seenW []int32) {
 	a.rdW = append(a.rdW, last)
 	li.list = append(li.list, make([]bool, int(r)+1-len(li.list))...)
 	li.list[r] = true
-	for _, v := range o.List {
+	for _, v := range lst {
 		w := li.writer(o.Key, v)
 		if w == t {
 			continue
@@ -106,7 +107,7 @@ func (a *analysis) indexList(t int32, j int, o *history.Op, seenW []int32) {
 	}
 	// distinct external writers of this read
 	seen := map[int32]bool{}
-	for _, v := range o.List {
+	for _, v := range lst {
 		if w := li.writer(o.Key, v); w != t && !seen[w] {
 			seen[w] = true
 			nw++
@@ -115,7 +116,7 @@ func (a *analysis) indexList(t int32, j int, o *history.Op, seenW []int32) {
 	li.nw = append(li.nw, make([]int32, int(r)+1-len(li.nw))...)
 	li.nw[r] = nw
 	if a.h.Txns[t].Status == history.Committed {
-		if cur, ok := li.longest[o.Key]; !ok || len(a.h.Txns[cur[0]].Ops[cur[1]].List) < len(o.List) {
+		if cur, ok := li.longest[o.Key]; !ok || a.h.Txns[cur[0]].Ops[cur[1]].ListLen() < len(lst) {
 			li.longest[o.Key] = [2]int32{t, int32(j)}
 		}
 	}
@@ -123,7 +124,8 @@ func (a *analysis) indexList(t int32, j int, o *history.Op, seenW []int32) {
 
 // inList reports whether t1's appends to the key of read r all appear in it.
 func (a *analysis) inList(t1, r int32) bool {
-	o := &a.h.Txns[a.reader(r)].Ops[a.rdOp[r]]
+	rt := &a.h.Txns[a.reader(r)]
+	o := &rt.Ops[a.rdOp[r]]
 	all := 0
 	for i := range a.h.Txns[t1].Ops {
 		if p := &a.h.Txns[t1].Ops[i]; p.Kind == history.Append && p.Key == o.Key {
@@ -134,7 +136,7 @@ func (a *analysis) inList(t1, r int32) bool {
 		return true // no append to the key: nothing can be missing
 	}
 	in := 0
-	for _, v := range o.List {
+	for _, v := range rt.ListOf(o) {
 		if a.lists.writer(o.Key, v) == t1 {
 			in++
 		}
@@ -162,7 +164,7 @@ func (a *analysis) versionEdges() {
 	for k, ref := range a.lists.longest {
 		o := &a.h.Txns[ref[0]].Ops[ref[1]]
 		prev := int32(-1)
-		for _, v := range o.List {
+		for _, v := range a.h.Txns[ref[0]].ListOf(o) {
 			w := a.lists.writer(k, v)
 			if w < 0 || w == prev {
 				continue
@@ -199,7 +201,7 @@ func (a *analysis) missingAppend(e coEdge) {
 		an.Ops[e.from] = h.TxnString(e.from)
 	}()
 	a.add(typ, nil, []coEdge{e}, fmt.Sprintf("%s read %s (op %d); %s appended to %s, and %s, so %s makes %s visible to %s (Biswas & Enea 2019; Cerone et al. 2015): a list read returns every visible append, but %s's append to %s is not in the list (or only partly).",
-		h.TxnName(e.reader), h.OpString(o), e.readOp, h.TxnName(e.from), h.KeyName(e.key), why, e.rank,
+		h.TxnName(e.reader), h.OpString(&h.Txns[e.reader], o), e.readOp, h.TxnName(e.from), h.KeyName(e.key), why, e.rank,
 		h.TxnName(e.from), h.TxnName(e.reader), h.TxnName(e.from), h.KeyName(e.key)))
 }
 
@@ -210,7 +212,7 @@ func (a *analysis) premiseOf(e coEdge) string {
 	switch {
 	case e.via >= 0:
 		v := &t3.Ops[e.via]
-		return fmt.Sprintf("%s also read %s (op %d) from it", h.TxnName(e.reader), h.OpString(v), e.via)
+		return fmt.Sprintf("%s also read %s (op %d) from it", h.TxnName(e.reader), h.OpString(&t3, v), e.via)
 	case a.sess[e.from] == a.sess[e.reader] && a.pos[e.from] < a.pos[e.reader]:
 		return fmt.Sprintf("it precedes %s in session %s", h.TxnName(e.reader), a.sessName[a.sess[e.reader]])
 	}
@@ -251,7 +253,7 @@ func elleListAnomalies(ctx context.Context, h *history.History, opts check.Optio
 func (a *analysis) soInList(t3, r int32) int32 {
 	o := &a.h.Txns[t3].Ops[a.rdOp[r]]
 	var seen []int32
-	for _, v := range o.List {
+	for _, v := range a.h.Txns[t3].ListOf(o) {
 		w := a.lists.writer(o.Key, v)
 		if w >= 0 && w != t3 && a.sess[w] == a.sess[t3] && a.pos[w] < a.pos[t3] && !containsTxn(seen, w) {
 			seen = append(seen, w)
@@ -325,7 +327,7 @@ func (a *analysis) listCausalCheck(acc []int32) {
 // observed reports whether list read r of t3 contains an element of t1.
 func (a *analysis) observed(t3, r, t1 int32) bool {
 	o := &a.h.Txns[t3].Ops[a.rdOp[r]]
-	for _, v := range o.List {
+	for _, v := range a.h.Txns[t3].ListOf(o) {
 		if a.lists.writer(o.Key, v) == t1 {
 			return true
 		}

@@ -31,10 +31,11 @@ func listHistory(t *testing.T, lines ...string) *history.History {
 				v, _ := strconv.Atoi(f[2])
 				op.Kind, op.Value = history.Append, h.Values.Int(int64(v))
 			} else {
-				op.Kind, op.IsList, op.List = history.Read, true, []int32{}
+				op.Kind = history.Read
+				tx.SetList(&op, nil)
 				for _, x := range f[2:] {
 					v, _ := strconv.Atoi(x)
-					op.List = append(op.List, h.Values.Int(int64(v)))
+					tx.ExtendList(&op, h.Values.Int(int64(v)))
 				}
 			}
 			tx.Ops = append(tx.Ops, op)

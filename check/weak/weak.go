@@ -162,6 +162,8 @@ func unsupported(h *history.History) string {
 				return "predicate reads are not supported by the weak checker"
 			case o.Kind == history.Increment:
 				return "increments are not supported by the weak checker"
+			case o.Kind == history.Delete:
+				return history.DeletesUnsupported("the weak checker")
 			}
 		}
 	}

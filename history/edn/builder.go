@@ -84,7 +84,8 @@ type Builder struct {
 	File     string
 	Workload string
 
-	pending        map[int64]*pend
+	pending        map[int64]*pend // pending invocations (processes from maxDenseProc and negative ones)
+	pendDense      []*pend         // pending invocations of processes 0 <= p < maxDenseProc
 	pendOrder      int
 	seqs           map[int32]int32
 	lines          []int32 // source line of each txn's completion (or invocation)
@@ -104,6 +105,7 @@ type Builder struct {
 	arenas   *history.OpArenas // when set, opArena comes from here
 	valArena []int32
 	freeOps  [][]history.Op
+	freePend []*pend // pending-invocation records to reuse
 	lastList [][]listElem
 	// pos counts client records in file order: Elle derives real-time
 	// order from the order of invocations and completions in the history,
@@ -123,6 +125,7 @@ type pend struct {
 	isTxn  bool
 	noVal  bool
 	ops    []history.Op
+	lists  []int32
 }
 
 // NewBuilder returns a Builder filling a fresh history.
@@ -151,6 +154,7 @@ type record struct {
 	isMops  bool // :value is a micro-op list
 	noVal   bool // :value nil or absent
 	ops     []history.Op
+	lists   []int32 // Txn.Lists of ops
 	pos     int64
 }
 
@@ -217,11 +221,11 @@ func (b *Builder) Add(v *edn.Value, line int) error {
 		rec.noVal = true
 	case isMopList(val, txnF):
 		rec.isMops = true
-		ops, err := b.mops(val, &rec)
+		ops, lists, err := b.mops(val, &rec)
 		if err != nil {
 			return err
 		}
-		rec.ops = ops
+		rec.ops, rec.lists = ops, lists
 	case txnF:
 		return b.errf(line, "value", "want a vector of micro-ops like [[:r k v] [:append k v]], got %s", abbrev(val))
 	}
@@ -255,8 +259,9 @@ func isMopList(v *edn.Value, txnF bool) bool {
 	return true
 }
 
-func (b *Builder) mops(v *edn.Value, rec *record) ([]history.Op, error) {
+func (b *Builder) mops(v *edn.Value, rec *record) ([]history.Op, []int32, error) {
 	ops := make([]history.Op, len(v.Items))
+	var lists []int32
 	for i := range v.Items {
 		m := &v.Items[i]
 		f, _ := m.Items[0].Name()
@@ -266,7 +271,7 @@ func (b *Builder) mops(v *edn.Value, rec *record) ([]history.Op, error) {
 		kv := &m.Items[1]
 		key, err := b.scalar(kv, b.H.Keys)
 		if err != nil {
-			return nil, b.errf(rec.line, field, "key %s: %v", abbrev(kv), err)
+			return nil, nil, b.errf(rec.line, field, "key %s: %v", abbrev(kv), err)
 		}
 		o.Key = key
 		var val *edn.Value
@@ -280,20 +285,20 @@ func (b *Builder) mops(v *edn.Value, rec *record) ([]history.Op, error) {
 				break
 			}
 			if val.IsSeq() {
-				o.IsList = true
-				o.List = make([]int32, len(val.Items))
+				off := len(lists)
 				for j := range val.Items {
 					id, err := b.scalar(&val.Items[j], b.H.Values)
 					if err != nil {
-						return nil, b.errf(rec.line, field, "read of key %s: element %d: %v", abbrev(kv), j, err)
+						return nil, nil, b.errf(rec.line, field, "read of key %s: element %d: %v", abbrev(kv), j, err)
 					}
-					o.List[j] = id
+					lists = append(lists, id)
 				}
+				o.SetListSpan(off, len(val.Items))
 				break
 			}
 			id, err := b.scalar(val, b.H.Values)
 			if err != nil {
-				return nil, b.errf(rec.line, field, "read of key %s: %v", abbrev(kv), err)
+				return nil, nil, b.errf(rec.line, field, "read of key %s: %v", abbrev(kv), err)
 			}
 			o.Value = id
 		case "w", "write", "append":
@@ -302,18 +307,18 @@ func (b *Builder) mops(v *edn.Value, rec *record) ([]history.Op, error) {
 				o.Kind = history.Append
 			}
 			if val == nil || val.Kind == edn.Nil {
-				return nil, b.errf(rec.line, field, "[%s %s] needs a value", f, abbrev(kv))
+				return nil, nil, b.errf(rec.line, field, "[%s %s] needs a value", f, abbrev(kv))
 			}
 			id, err := b.scalar(val, b.H.Values)
 			if err != nil {
-				return nil, b.errf(rec.line, field, "%s to key %s: %v", f, abbrev(kv), err)
+				return nil, nil, b.errf(rec.line, field, "%s to key %s: %v", f, abbrev(kv), err)
 			}
 			o.Value = id
 		default:
-			return nil, b.errf(rec.line, field, "unsupported micro-op %s on key %s (want :r, :w or :append)", abbrev(&m.Items[0]), abbrev(kv))
+			return nil, nil, b.errf(rec.line, field, "unsupported micro-op %s on key %s (want :r, :w or :append)", abbrev(&m.Items[0]), abbrev(kv))
 		}
 	}
-	return ops, nil
+	return ops, lists, nil
 }
 
 // fieldName names micro-op i for error messages; a lazily built string
@@ -366,21 +371,28 @@ func (b *Builder) add(rec *record) error {
 	}
 	p := rec.proc
 	if rec.typ == Invoke {
-		if old := b.pending[p]; old != nil {
+		if old := b.getPend(p); old != nil {
 			return b.errf(rec.line, "process", "process %d invokes again while its invocation on line %d is still pending", p, old.line)
 		}
 		b.pendOrder++
-		b.pending[p] = &pend{pos: rec.pos, line: rec.line, order: b.pendOrder, index: rec.index, hasIdx: rec.hasIdx, time: rec.time,
-			hasT: rec.hasT, f: rec.f, isTxn: rec.isMops || !rec.fSet || rec.f == "txn", noVal: rec.noVal, ops: rec.ops}
+		var pd *pend
+		if k := len(b.freePend); k > 0 {
+			pd, b.freePend = b.freePend[k-1], b.freePend[:k-1]
+		} else {
+			pd = new(pend)
+		}
+		*pd = pend{pos: rec.pos, line: rec.line, order: b.pendOrder, index: rec.index, hasIdx: rec.hasIdx, time: rec.time,
+			hasT: rec.hasT, f: rec.f, isTxn: rec.isMops || !rec.fSet || rec.f == "txn", noVal: rec.noVal, ops: rec.ops, lists: rec.lists}
+		b.setPend(p, pd)
 		return nil
 	}
-	pd := b.pending[p]
+	pd := b.getPend(p)
 	if pd == nil {
 		if b.stray == 0 {
 			b.stray, b.strayProc = rec.line, p
 		}
 	} else {
-		delete(b.pending, p)
+		b.setPend(p, nil)
 	}
 	if err := b.emit(pd, rec, b.H.Sessions.Int(p)); err != nil {
 		return err
@@ -391,7 +403,42 @@ func (b *Builder) add(rec *record) error {
 		// takes buffers back out).
 		b.freeOps = append(b.freeOps, pd.ops[:0])
 	}
+	if pd != nil && len(b.freePend) < maxFreeOps {
+		// emit copied what it needed: the record can hold a later
+		// invocation (one allocation per process instead of per txn).
+		*pd = pend{}
+		b.freePend = append(b.freePend, pd)
+	}
 	return nil
+}
+
+// maxDenseProc bounds the process numbers whose pending invocation is kept
+// in Builder.pendDense (a slice lookup) rather than the map.
+const maxDenseProc = 1 << 12
+
+func (b *Builder) getPend(p int64) *pend {
+	if p >= 0 && p < maxDenseProc {
+		if p < int64(len(b.pendDense)) {
+			return b.pendDense[p]
+		}
+		return nil
+	}
+	return b.pending[p]
+}
+
+// setPend records pd as p's pending invocation (nil: none).
+func (b *Builder) setPend(p int64, pd *pend) {
+	switch {
+	case p >= 0 && p < maxDenseProc:
+		for p >= int64(len(b.pendDense)) {
+			b.pendDense = append(b.pendDense, nil)
+		}
+		b.pendDense[p] = pd
+	case pd == nil:
+		delete(b.pending, p)
+	default:
+		b.pending[p] = pd
+	}
 }
 
 // emit adds the transaction for completion rec (invocation pd, possibly nil).
@@ -408,16 +455,16 @@ func (b *Builder) emit(pd *pend, rec *record, session int32) error {
 		b.H.Ignore("client op :f "+rec.f+" without micro-ops", n)
 		return nil
 	}
-	ops := rec.ops
+	ops, lists := rec.ops, rec.lists
 	if rec.noVal {
 		if rec.typ == OK {
 			return b.errf(rec.line, "value", ":ok completion has no :value")
 		}
 		if pd != nil {
-			ops = pd.ops
+			ops, lists = pd.ops, pd.lists
 		}
 	}
-	t := history.Txn{Session: session, Ops: ops}
+	t := history.Txn{Session: session, Ops: ops, Lists: lists}
 	switch rec.typ {
 	case OK:
 		t.Status = history.Committed
@@ -463,6 +510,12 @@ func (b *Builder) Finish() (*history.History, error) {
 	if b.stray != 0 && b.anyInvoke {
 		return nil, b.errf(b.stray, "process", "completion by process %d with no pending invocation", b.strayProc)
 	}
+	for p, pd := range b.pendDense {
+		if pd != nil {
+			b.pending[int64(p)] = pd
+		}
+	}
+	b.pendDense = nil
 	if len(b.pending) > 0 {
 		ps := make([]*pend, 0, len(b.pending))
 		procs := make(map[*pend]int64, len(b.pending))
@@ -476,7 +529,7 @@ func (b *Builder) Finish() (*history.History, error) {
 				b.H.Ignore("client op :f "+pd.f+" without micro-ops", 1)
 				continue
 			}
-			t := history.Txn{Session: b.H.Sessions.Int(procs[pd]), Status: history.Unknown, Ops: pd.ops}
+			t := history.Txn{Session: b.H.Sessions.Int(procs[pd]), Status: history.Unknown, Ops: pd.ops, Lists: pd.lists}
 			if pd.hasIdx {
 				t.ID = strconv.FormatInt(pd.index, 10)
 			}
@@ -565,10 +618,8 @@ func (b *Builder) normalise() error {
 							"read of key %s returned the scalar %s in a list-append history (want a list or nil)",
 							h.KeyName(o.Key), h.ValueName(o.Value))
 					}
-					o.IsList = true
-					if t.Status == history.Committed {
-						o.List = []int32{}
-					} else {
+					o.SetListSpan(0, 0)
+					if t.Status != history.Committed {
 						o.ListUnknown = true
 					}
 				}

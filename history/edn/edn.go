@@ -238,7 +238,7 @@ func Encode(w io.Writer, h *history.History) error {
 			if j > 0 {
 				buf = append(buf, ' ')
 			}
-			buf = appendMop(buf, h, &t.Ops[j], e.invoke)
+			buf = appendMop(buf, h, t, &t.Ops[j], e.invoke)
 		}
 		buf = append(buf, "]}\n"...)
 		if _, err := bw.Write(buf); err != nil {
@@ -273,7 +273,7 @@ func sessionProcs(h *history.History) map[int32]int64 {
 	return procs
 }
 
-func appendMop(b []byte, h *history.History, o *history.Op, invoke bool) []byte {
+func appendMop(b []byte, h *history.History, t *history.Txn, o *history.Op, invoke bool) []byte {
 	b = append(b, '[')
 	switch o.Kind {
 	case history.Read:
@@ -294,7 +294,7 @@ func appendMop(b []byte, h *history.History, o *history.Op, invoke bool) []byte 
 		b = append(b, "nil"...)
 	case o.Kind == history.Read && o.IsList:
 		b = append(b, '[')
-		for i, v := range o.List {
+		for i, v := range t.ListOf(o) {
 			if i > 0 {
 				b = append(b, ' ')
 			}

@@ -223,7 +223,7 @@ func TestListReadNormalisation(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := h.Txns[0].Ops[0]
-	if !o.IsList || o.ListUnknown || o.List == nil || len(o.List) != 0 {
+	if !o.IsList || o.ListUnknown || o.ListLen() != 0 {
 		t.Errorf("committed nil read = %+v, want empty list", o)
 	}
 	o = h.Txns[1].Ops[1]
@@ -273,6 +273,7 @@ func genHistory(n, keys int, list bool, seed int64) *history.History {
 	for i := 0; i < n; i++ {
 		sess := h.Sessions.Int(int64(rng.Intn(8)))
 		var ops []history.Op
+		var tx history.Txn
 		for j := 0; j < 1+rng.Intn(4); j++ {
 			k := int64(rng.Intn(keys))
 			kid := h.Keys.Int(k)
@@ -286,8 +287,9 @@ func genHistory(n, keys int, list bool, seed int64) *history.History {
 				}
 				ops = append(ops, history.Op{Kind: kind, Key: kid, Value: h.Values.Int(v)})
 			} else if list {
-				l := append([]int32{}, lists[k]...)
-				ops = append(ops, history.Op{Kind: history.Read, IsList: true, Key: kid, List: l})
+				o := history.Op{Kind: history.Read, Key: kid}
+				tx.SetList(&o, lists[k])
+				ops = append(ops, o)
 			} else {
 				v := history.NoValue
 				if next > 1 {
@@ -301,7 +303,8 @@ func genHistory(n, keys int, list bool, seed int64) *history.History {
 			for j := range ops {
 				if ops[j].Kind == history.Read {
 					if list {
-						ops[j].List, ops[j].ListUnknown = nil, true
+						ops[j].SetListSpan(0, 0)
+						ops[j].ListUnknown = true
 					} else {
 						ops[j].Value = history.NoValue
 					}
@@ -312,7 +315,7 @@ func genHistory(n, keys int, list bool, seed int64) *history.History {
 		inv := max(now, last[sess]+1)
 		end := inv + int64(rng.Intn(50))
 		last[sess] = end
-		h.Add(history.Txn{Session: sess, Status: st, HasTime: true, Invoke: inv, Complete: end, Ops: ops})
+		h.Add(history.Txn{Session: sess, Status: st, HasTime: true, Invoke: inv, Complete: end, Ops: ops, Lists: tx.Lists})
 	}
 	// Give each session its sequence numbers in index order.
 	seq := map[int32]int32{}
@@ -367,7 +370,9 @@ func TestEncodeNeverCompleted(t *testing.T) {
 	k := h.Keys.Int(1)
 	h.Add(history.Txn{Session: h.Sessions.Int(3), Status: history.Unknown, HasTime: true, Invoke: 5, Complete: Never,
 		Ops: []history.Op{{Kind: history.Append, Key: k, Value: h.Values.Int(9)}}})
-	h.Add(history.Txn{Session: -1, Status: history.Committed, Ops: []history.Op{{Kind: history.Read, IsList: true, Key: k, List: []int32{}}}})
+	rd := history.Txn{Session: -1, Status: history.Committed, Ops: []history.Op{{Kind: history.Read, Key: k}}}
+	rd.SetList(&rd.Ops[0], nil)
+	h.Add(rd)
 	var buf bytes.Buffer
 	if err := Encode(&buf, h); err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/txray/txray/history"
+	"github.com/txray/txray/internal/digits"
 	"github.com/txray/txray/internal/edn"
 )
 
@@ -132,11 +133,7 @@ func integer(b []byte, i int) (n int64, j int, ok bool) {
 		neg = true
 		i++
 	}
-	j = i
-	for j < len(b) && b[j] >= '0' && b[j] <= '9' && j-i < 18 {
-		n = n*10 + int64(b[j]-'0')
-		j++
-	}
+	n, j = digits.Parse(b, i, 18)
 	if j == i || j >= len(b) || !isFastDelim[b[j]] || (b[i] == '0' && j-i > 1) || (neg && n == 0) {
 		return 0, 0, false
 	}
@@ -461,7 +458,7 @@ func (b *Builder) addFast(l *fline, t *scanTab, line int) error {
 		rec.noVal = true
 	case l.m1 > l.m0 || txnF:
 		rec.isMops = true
-		rec.ops = b.fastOps(l, t, rec.typ == Invoke)
+		rec.ops, rec.lists = b.fastOps(l, t, rec.typ == Invoke)
 	}
 	if rec.typ == Invoke {
 		b.anyInvoke = true
@@ -475,9 +472,25 @@ func (b *Builder) addFast(l *fline, t *scanTab, line int) error {
 // op, as mops does) into ops carved from the builder's arenas; an
 // invocation's ops go to a recycled buffer (see Builder.freeOps), since a
 // completion with a :value replaces them.
-func (b *Builder) fastOps(l *fline, t *scanTab, invoke bool) []history.Op {
+func (b *Builder) fastOps(l *fline, t *scanTab, invoke bool) ([]history.Op, []int32) {
 	mops := t.mops[l.m0:l.m1]
 	n := len(mops)
+	// The transaction's list elements, carved from valArena in one piece.
+	var lists []int32
+	nl := 0
+	for i := range mops {
+		if mops[i].vkind == vList {
+			nl += int(mops[i].l1 - mops[i].l0)
+		}
+	}
+	if nl > 0 {
+		if cap(b.valArena)-len(b.valArena) < nl {
+			b.valArena = make([]int32, 0, max(nl, 1<<16))
+		}
+		lists = b.valArena[len(b.valArena) : len(b.valArena)+nl : len(b.valArena)+nl]
+		b.valArena = b.valArena[:len(b.valArena)+nl]
+	}
+	off := 0
 	var ops []history.Op
 	if invoke {
 		if k := len(b.freeOps); k > 0 && cap(b.freeOps[k-1]) >= n {
@@ -507,11 +520,7 @@ func (b *Builder) fastOps(l *fline, t *scanTab, invoke bool) []history.Op {
 			o.Value = internScal(b.H.Values, line, m.val)
 		case vList:
 			k := int(m.l1 - m.l0)
-			if cap(b.valArena)-len(b.valArena) < max(k, 1) {
-				b.valArena = make([]int32, 0, max(k, 1<<16))
-			}
-			lst := b.valArena[len(b.valArena) : len(b.valArena)+k : len(b.valArena)+k]
-			b.valArena = b.valArena[:len(b.valArena)+k]
+			lst := lists[off : off+k]
 			// Successive reads of a key repeat its earlier elements:
 			// reuse the ids of the key's previous read where the
 			// integers match instead of an interner lookup per element
@@ -538,11 +547,11 @@ func (b *Builder) fastOps(l *fline, t *scanTab, invoke bool) []history.Op {
 					*cache = append((*cache)[:x], listElem{e.i, lst[x]})
 				}
 			}
-			o.IsList = true
-			o.List = lst
+			o.SetListSpan(off, k)
+			off += k
 		}
 	}
-	return ops
+	return ops, lists
 }
 
 // listElem is one cached list element: the integer and its value id.

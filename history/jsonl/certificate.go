@@ -121,10 +121,10 @@ func (d *decoder) resolveVersionSets() error {
 			return d.err(r.line, "txn", "several transactions have id %q", r.txn)
 		}
 		t := &d.h.Txns[i]
-		if r.op >= len(t.Ops) || t.Ops[r.op].Kind != history.PredRead || t.Ops[r.op].Pred == nil {
+		if r.op >= len(t.Ops) || t.Ops[r.op].Kind != history.PredRead || t.PredOf(&t.Ops[r.op]) == nil {
 			return d.err(r.line, "op", "op %d of transaction %q is not a predicate read", r.op, r.txn)
 		}
-		p := t.Ops[r.op].Pred
+		p := t.PredOf(&t.Ops[r.op])
 		if p.HasVersionSet {
 			return d.err(r.line, "vs", "predicate read %d of transaction %q already has a version set", r.op, r.txn)
 		}

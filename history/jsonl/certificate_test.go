@@ -27,7 +27,7 @@ func TestVersionSetRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := h.Txns[0].Ops[0].Pred
+	p := h.Txns[0].PredOf(&h.Txns[0].Ops[0])
 	if !p.HasVersionSet || len(p.VersionSet) != 3 || p.VersionSet[1].Value != history.NoValue ||
 		h.ValueName(p.VersionSet[2].Value) != "7" || h.KeyName(p.VersionSet[0].Key) != "1" {
 		t.Fatalf("version set = %+v", p)
@@ -78,7 +78,7 @@ func TestVersionSetRecord(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := h.Txns[0].Ops[1].Pred
+	p := h.Txns[0].PredOf(&h.Txns[0].Ops[1])
 	if !p.HasVersionSet || len(p.VersionSet) != 2 || h.ValueName(p.VersionSet[0].Value) != "5" || p.VersionSet[1].Value != history.NoValue {
 		t.Fatalf("version set = %+v", p)
 	}

@@ -18,6 +18,11 @@ type fast struct {
 	i   int
 	ops []history.Op // scratch for one line
 	lst []int32      // scratch for one list
+	// scratch for one line: list elements of its ops (Txn.Lists), per-op
+	// times (Txn.SetOpTimes) and whether any op had a time.
+	lists   []int32
+	times   []history.OpTime
+	anyTime bool
 	// arenas: slices handed out to transactions are carved from these.
 	opArena  []history.Op
 	valArena []int32
@@ -311,6 +316,7 @@ func (p *fast) line(b []byte, d *decoder, t *history.Txn) bool {
 	}
 	p.b, p.i = b, 0
 	p.ops = p.ops[:0]
+	p.lists, p.times, p.anyTime = p.lists[:0], p.times[:0], false
 	p.haveSeq = false
 	if !p.eat('{') {
 		return false
@@ -428,6 +434,17 @@ func (p *fast) line(b []byte, d *decoder, t *history.Txn) bool {
 	t.Ops = p.opArena[len(p.opArena) : len(p.opArena)+n : len(p.opArena)+n]
 	p.opArena = p.opArena[:len(p.opArena)+n]
 	copy(t.Ops, p.ops)
+	if n := len(p.lists); n > 0 {
+		if cap(p.valArena)-len(p.valArena) < n {
+			p.valArena = make([]int32, 0, max(n, 1<<16))
+		}
+		t.Lists = p.valArena[len(p.valArena) : len(p.valArena)+n : len(p.valArena)+n]
+		p.valArena = p.valArena[:len(p.valArena)+n]
+		copy(t.Lists, p.lists)
+	}
+	if p.anyTime {
+		t.SetOpTimes(append([]history.OpTime(nil), p.times...))
+	}
 	return true
 }
 
@@ -456,6 +473,7 @@ func (p *fast) op(d *decoder) bool {
 		return false
 	}
 	o := history.Op{Value: history.NoValue}
+	var tm history.OpTime
 	var haveF, haveK, haveV, haveInv, haveCom bool
 	var vKind byte // 0 absent/null, 's' scalar, 'l' list
 	if p.eat('}') {
@@ -551,13 +569,8 @@ func (p *fast) op(d *decoder) bool {
 					}
 				}
 				vKind = 'l'
-				n := len(p.lst)
-				if cap(p.valArena)-len(p.valArena) < n {
-					p.valArena = make([]int32, 0, max(n, 1<<16))
-				}
-				o.List = p.valArena[len(p.valArena) : len(p.valArena)+n : len(p.valArena)+n]
-				p.valArena = p.valArena[:len(p.valArena)+n]
-				copy(o.List, p.lst)
+				o.SetListSpan(len(p.lists), len(p.lst))
+				p.lists = append(p.lists, p.lst...)
 			default:
 				if o.Value, ok = p.scalar(d.h.Values); !ok {
 					return false
@@ -565,12 +578,12 @@ func (p *fast) op(d *decoder) bool {
 				vKind = 's'
 			}
 		case "invoke":
-			if o.Invoke, ok = p.int(); !ok {
+			if tm.Invoke, ok = p.int(); !ok {
 				return false
 			}
 			haveInv = true
 		case "complete":
-			if o.Complete, ok = p.int(); !ok {
+			if tm.Complete, ok = p.int(); !ok {
 				return false
 			}
 			haveCom = true
@@ -607,8 +620,10 @@ func (p *fast) op(d *decoder) bool {
 	if haveInv && haveCom {
 		o.HasTime = true
 		d.anyOT = true
+		p.anyTime = true
 	}
 	p.ops = append(p.ops, o)
+	p.times = append(p.times, tm)
 	return true
 }
 

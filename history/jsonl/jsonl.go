@@ -10,7 +10,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"strconv"
+	"strings"
 
 	"github.com/txray/txray/history"
 )
@@ -52,6 +54,7 @@ type HeaderLine struct {
 	Clock    string            `json:"clock,omitempty"`
 	Evidence *history.Evidence `json:"evidence,omitempty"`
 	Extra    map[string]string `json:"extra,omitempty"`
+	Tables   []history.Table   `json:"tables,omitempty"`
 }
 
 type txnLine struct {
@@ -78,6 +81,7 @@ type txnLine struct {
 	Clock        string            `json:"clock"`
 	Evidence     *history.Evidence `json:"evidence"`
 	Extra        map[string]string `json:"extra"`
+	Tables       []history.Table   `json:"tables"`
 	RawOpsAbsent bool              `json:"-"`
 }
 
@@ -91,6 +95,7 @@ type opLine struct {
 	Where    string            `json:"where"`
 	Result   []json.RawMessage `json:"result"`
 	VS       []json.RawMessage `json:"vs"`
+	Row      json.RawMessage   `json:"row"`
 }
 
 // Decode reads a native history. Lines are: an optional header
@@ -256,6 +261,15 @@ func (d *decoder) line(b []byte, line int) error {
 		if tl.Evidence != nil {
 			d.h.Evidence = *tl.Evidence
 		}
+		for i := range tl.Tables {
+			if err := tl.Tables[i].Validate(); err != nil {
+				return d.err(line, fmt.Sprintf("tables[%d]", i), "%v", err)
+			}
+		}
+		if d.h.RowImages != nil && !reflect.DeepEqual(hd.Tables, tl.Tables) {
+			return d.err(line, "tables", "a second header declares other tables after row images were read under the first")
+		}
+		hd.Tables = tl.Tables
 		return nil
 	}
 	switch tl.Type {
@@ -333,7 +347,7 @@ func (d *decoder) line(b []byte, line int) error {
 	}
 	t.Ops = make([]history.Op, len(tl.Ops))
 	for i := range tl.Ops {
-		if err := d.op(&tl.Ops[i], &t.Ops[i], line, i); err != nil {
+		if err := d.op(&tl.Ops[i], &t, line, i); err != nil {
 			return err
 		}
 	}
@@ -369,20 +383,21 @@ func (d *decoder) addTxn(t history.Txn) {
 	d.h.Add(t)
 }
 
-func (d *decoder) op(ol *opLine, o *history.Op, line, i int) error {
+func (d *decoder) op(ol *opLine, t *history.Txn, line, i int) error {
+	o := &t.Ops[i]
 	field := fmt.Sprintf("ops[%d]", i)
 	k, ok := history.ParseKind(ol.F)
 	if !ok {
-		return d.err(line, field+".f", "unsupported micro-op %q (want r, w, append, rp or inc)", ol.F)
+		return d.err(line, field+".f", "unsupported micro-op %q (want r, w, append, rp, inc or d)", ol.F)
 	}
 	o.Kind = k
 	o.Value = history.NoValue
 	if ol.Invoke != nil && ol.Complete != nil {
-		o.HasTime, o.Invoke, o.Complete = true, *ol.Invoke, *ol.Complete
+		t.SetOpTime(i, *ol.Invoke, *ol.Complete)
 		d.anyOT = true
 	}
 	if k == history.PredRead {
-		p := &history.Predicate{Table: ol.Table, Where: ol.Where}
+		p := history.Predicate{Table: ol.Table, Where: ol.Where}
 		for j, raw := range ol.Result {
 			var row []json.RawMessage
 			if err := json.Unmarshal(raw, &row); err != nil || len(row) != 2 {
@@ -406,7 +421,7 @@ func (d *decoder) op(ol *opLine, o *history.Op, line, i int) error {
 			p.VersionSet, p.HasVersionSet = vs, true
 			d.h.Evidence.VersionSets = true
 		}
-		o.Pred = p
+		t.SetPred(o, p)
 		d.h.Evidence.PredicateRead = true
 		return nil
 	}
@@ -433,15 +448,15 @@ func (d *decoder) op(ol *opLine, o *history.Op, line, i int) error {
 		if err := json.Unmarshal(v, &elems); err != nil {
 			return d.err(line, field+".v", "bad list: %v", err)
 		}
-		o.IsList = true
-		o.List = make([]int32, len(elems))
+		off := len(t.Lists)
 		for j, e := range elems {
 			id, err := d.scalar(e, line, fmt.Sprintf("%s.v[%d]", field, j), d.h.Values)
 			if err != nil {
 				return err
 			}
-			o.List[j] = id
+			t.Lists = append(t.Lists, id)
 		}
+		o.SetListSpan(off, len(elems))
 		return nil
 	}
 	id, err := d.scalar(v, line, field+".v", d.h.Values)
@@ -449,7 +464,81 @@ func (d *decoder) op(ol *opLine, o *history.Op, line, i int) error {
 		return err
 	}
 	o.Value = id
+	if len(ol.Row) > 0 {
+		if k != history.Write {
+			return d.err(line, field+".row", "only a write (w) carries a row image, not %s", ol.F)
+		}
+		return d.rowImage(ol.Row, kid, id, line, field+".row")
+	}
 	return nil
+}
+
+// rowImage decodes the row image of version (k, v) (docs/history-format.md,
+// "Row schemas"): null (a deleted row) or an object of the key's table's
+// row columns.
+func (d *decoder) rowImage(raw json.RawMessage, k, v int32, line int, field string) error {
+	h := d.h
+	ti := h.TableOf(k)
+	if ti < 0 {
+		return d.err(line, field, "key %s is no row of a declared table (the header's \"tables\")", h.KeyName(k))
+	}
+	tb := &h.Header.Tables[ti]
+	img := &history.RowImage{Cols: make([]history.Cell, len(tb.Columns)), Has: make([]bool, len(tb.Columns))}
+	raw = bytes.TrimSpace(raw)
+	if string(raw) == "null" {
+		img.Deleted = true
+	} else {
+		var cols map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &cols); err != nil {
+			return d.err(line, field, "want an object of column values or null (a deleted row)")
+		}
+		for name, cv := range cols {
+			ci := -1
+			for i, c := range tb.Columns {
+				if strings.EqualFold(c, name) {
+					ci = i
+					break
+				}
+			}
+			if ci < 0 {
+				return d.err(line, field+"."+name, "table %s has no row column %s (columns: %s)", tb.Name, name, strings.Join(tb.Columns, ", "))
+			}
+			if img.Has[ci] {
+				return d.err(line, field+"."+name, "column given twice")
+			}
+			c, err := cell(cv)
+			if err != nil {
+				return d.err(line, field+"."+name, "%v", err)
+			}
+			img.Cols[ci], img.Has[ci] = c, true
+		}
+	}
+	if err := h.SetRowImage(k, v, img); err != nil {
+		return d.err(line, field, "%v", err)
+	}
+	return nil
+}
+
+// cell decodes a column value: an integer, a string or null.
+func cell(raw json.RawMessage) (history.Cell, error) {
+	raw = bytes.TrimSpace(raw)
+	switch {
+	case len(raw) == 0:
+		return history.Cell{}, fmt.Errorf("missing value")
+	case string(raw) == "null":
+		return history.Cell{Null: true}, nil
+	case raw[0] == '"':
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return history.Cell{}, fmt.Errorf("bad string: %v", err)
+		}
+		return history.Cell{V: history.Scalar{S: s, IsStr: true}}, nil
+	}
+	n, err := strconv.ParseInt(string(raw), 10, 64)
+	if err != nil {
+		return history.Cell{}, fmt.Errorf("want an integer, a string or null, got %s", raw)
+	}
+	return history.Cell{V: history.Scalar{I: n}}, nil
 }
 
 func (d *decoder) scalar(raw json.RawMessage, line int, field string, in *history.Interner) (int32, error) {

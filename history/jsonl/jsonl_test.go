@@ -61,6 +61,52 @@ func TestDecodeRoundTrip(t *testing.T) {
 	}
 }
 
+// deleteSample has a delete (a tombstone 12 of key 1), a re-insert, an
+// item read of the absent row, a read naming the deleted version and a
+// version set naming it.
+const deleteSample = `{"status":"committed","ops":[{"f":"w","k":1,"v":11}]}
+{"status":"committed","ops":[{"f":"d","k":1,"v":12},{"f":"r","k":1,"v":null}]}
+{"status":"committed","ops":[{"f":"r","k":1,"v":12},{"f":"rp","table":"t","where":"k >= 0","result":[],"vs":[[1,12]]},{"f":"delete","k":2,"v":"x"}]}
+{"status":"committed","ops":[{"f":"w","k":1,"v":13}]}
+{"type":"version_order","k":1,"order":[11,12,13]}
+`
+
+// TestDecodeDelete: d ops decode to history.Delete with their tombstone,
+// render as delete, and survive a round trip through Encode.
+func TestDecodeDelete(t *testing.T) {
+	for _, fast := range []bool{false, true} {
+		h, err := decode(strings.NewReader(deleteSample), history.DecodeOptions{Name: "d.jsonl"}, fast)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := h.Txns[1].Ops[0]
+		if o.Kind != history.Delete || h.KeyName(o.Key) != "1" || h.ValueName(o.Value) != "12" {
+			t.Fatalf("fast=%v: op = %+v", fast, o)
+		}
+		if got := h.TxnString(2); got != `T2 [r 1 12, rp t where k >= 0, delete 2 x]` {
+			t.Errorf("fast=%v: TxnString = %q", fast, got)
+		}
+		if !h.HasDeletes() || !history.Delete.IsWrite() {
+			t.Errorf("HasDeletes/IsWrite false")
+		}
+		var b1, b2 bytes.Buffer
+		if err := Encode(&b1, h); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b1.String(), `{"f":"d","k":1,"v":12}`) {
+			t.Errorf("encoded delete missing:\n%s", b1.String())
+		}
+		h2, err := Decode(bytes.NewReader(b1.Bytes()), history.DecodeOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		Encode(&b2, h2)
+		if b1.String() != b2.String() {
+			t.Errorf("round trip differs:\n%s\n---\n%s", b1.String(), b2.String())
+		}
+	}
+}
+
 func TestDecodeErrors(t *testing.T) {
 	cases := []struct{ name, in, want string }{
 		{"malformed", "{\"ops\":[", "f.jsonl:1: malformed JSON"},
@@ -68,6 +114,8 @@ func TestDecodeErrors(t *testing.T) {
 		{"bad status", `{"status":"maybe","ops":[]}`, `f.jsonl:1: status: unknown status "maybe"`},
 		{"bad op", "\n" + `{"status":"ok","ops":[{"f":"cas","k":1,"v":2}]}`, `f.jsonl:2: ops[0].f: unsupported micro-op "cas"`},
 		{"write without value", `{"status":"ok","ops":[{"f":"w","k":1}]}`, `f.jsonl:1: ops[0].v: w needs a value`},
+		{"delete without tombstone", `{"status":"ok","ops":[{"f":"d","k":1,"v":null}]}`, `f.jsonl:1: ops[0].v: d needs a value`},
+		{"delete of a list", `{"status":"ok","ops":[{"f":"delete","k":1,"v":[2]}]}`, `ops[0].v: delete takes a scalar`},
 		{"float key", `{"status":"ok","ops":[{"f":"w","k":1.5,"v":2}]}`, `f.jsonl:1: ops[0].k: want an integer or a string, got 1.5`},
 		{"append list", `{"status":"ok","ops":[{"f":"append","k":1,"v":[2]}]}`, `ops[0].v: append takes a scalar`},
 		{"interval", `{"status":"ok","invoke":5,"complete":4,"ops":[]}`, `complete: 4 is before invoke 5`},
@@ -102,8 +150,10 @@ func FuzzFastSlow(f *testing.F) {
 	f.Add([]byte(sample))
 	f.Add([]byte(certSample))
 	f.Add([]byte(vsetSample))
+	f.Add([]byte(schemaSample))
 	f.Add([]byte(`{"status":"ok","session":3,"ops":[{"f":"r","k":1,"v":[1,2,"x\u00e9"]},{"f":"inc","k":"a\n","v":-4,"x":{"y":[1.5e3,true,null]}}]}`))
 	f.Add([]byte(`{"status":"ok","ops":[{"f":"w","k":1,"v":1.0}]}`))
+	f.Add([]byte(deleteSample))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		h1, err1 := decode(bytes.NewReader(b), history.DecodeOptions{Name: "f"}, false)
 		h2, err2 := decode(bytes.NewReader(b), history.DecodeOptions{Name: "f"}, true)
@@ -132,6 +182,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte(sample))
 	f.Add([]byte(certSample))
 	f.Add([]byte(vsetSample))
+	f.Add([]byte(schemaSample))
 	f.Add([]byte(`{"status":"ok","ops":[{"f":"r","k":1,"v":[1,2,"x"]}]}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		h, err := Decode(bytes.NewReader(b), history.DecodeOptions{Name: "fuzz"})
@@ -271,7 +322,7 @@ func sameHistory(t *testing.T, h1, h2 *history.History) {
 			t.Fatalf("txn %d differs: %+v / %+v", i, a, b)
 		}
 		for j := range a.Ops {
-			if a.Ops[j].Key != b.Ops[j].Key || a.Ops[j].Value != b.Ops[j].Value || !slices.Equal(a.Ops[j].List, b.Ops[j].List) {
+			if a.Ops[j].Key != b.Ops[j].Key || a.Ops[j].Value != b.Ops[j].Value || !slices.Equal(a.ListOf(&a.Ops[j]), b.ListOf(&b.Ops[j])) {
 				t.Fatalf("txn %d op %d ids differ: %+v / %+v", i, j, a.Ops[j], b.Ops[j])
 			}
 		}
@@ -286,6 +337,7 @@ func FuzzParallel(f *testing.F) {
 	}
 	f.Add([]byte(sample))
 	f.Add([]byte(certSample))
+	f.Add([]byte(schemaSample))
 	f.Add([]byte(parallelInput(30, 7)))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		oldMin, oldChunk := parallelMin, chunkSize

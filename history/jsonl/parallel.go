@@ -265,12 +265,12 @@ func remapTxn(t *history.Txn, km, vm, sm *lazyMap, raw []int64) {
 		if o.Value != history.NoValue {
 			o.Value = vm.get(o.Value)
 		}
-		for k, v := range o.List {
-			if v <= -2 {
-				o.List[k] = vm.global.Int(raw[-2-v])
-			} else {
-				o.List[k] = vm.get(v)
-			}
+	}
+	for k, v := range t.Lists {
+		if v <= -2 {
+			t.Lists[k] = vm.global.Int(raw[-2-v])
+		} else {
+			t.Lists[k] = vm.get(v)
 		}
 	}
 }

@@ -34,7 +34,7 @@ func NewWriter(w io.Writer) *Writer {
 // WriteHeader writes the header line.
 func (w *Writer) WriteHeader(hd history.Header, ev history.Evidence) error {
 	b, err := json.Marshal(HeaderLine{Txray: 1, DB: hd.DB, Version: hd.Version, Level: hd.Level,
-		Workload: hd.Workload, Clock: hd.Clock, Evidence: &ev, Extra: hd.Extra})
+		Workload: hd.Workload, Clock: hd.Clock, Evidence: &ev, Extra: hd.Extra, Tables: hd.Tables})
 	if err != nil {
 		return err
 	}
@@ -157,7 +157,7 @@ func AppendTxn(b []byte, h *history.History, t *history.Txn) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendOp(b, h, &t.Ops[i])
+		b = appendOp(b, h, t, i)
 	}
 	return append(b, "]}\n"...)
 }
@@ -173,17 +173,18 @@ func appendTS(b []byte, ts history.Timestamp) []byte {
 	return append(b, '}')
 }
 
-func appendOp(b []byte, h *history.History, o *history.Op) []byte {
+func appendOp(b []byte, h *history.History, t *history.Txn, j int) []byte {
+	o := &t.Ops[j]
 	b = append(b, `{"f":"`...)
 	b = append(b, o.Kind.String()...)
 	b = append(b, '"')
-	if o.Kind == history.PredRead && o.Pred != nil {
+	if p := t.PredOf(o); o.Kind == history.PredRead && p != nil {
 		b = append(b, `,"table":`...)
-		b = appendQuote(b, o.Pred.Table)
+		b = appendQuote(b, p.Table)
 		b = append(b, `,"where":`...)
-		b = appendQuote(b, o.Pred.Where)
+		b = appendQuote(b, p.Where)
 		b = append(b, `,"result":[`...)
-		for i, r := range o.Pred.Result {
+		for i, r := range p.Result {
 			if i > 0 {
 				b = append(b, ',')
 			}
@@ -194,8 +195,8 @@ func appendOp(b []byte, h *history.History, o *history.Op) []byte {
 			b = append(b, ']')
 		}
 		b = append(b, ']')
-		if o.Pred.HasVersionSet {
-			b = appendVersionSet(b, h, o.Pred.VersionSet)
+		if p.HasVersionSet {
+			b = appendVersionSet(b, h, p.VersionSet)
 		}
 	} else {
 		b = append(b, `,"k":`...)
@@ -204,7 +205,7 @@ func appendOp(b []byte, h *history.History, o *history.Op) []byte {
 		switch {
 		case o.IsList && !o.ListUnknown:
 			b = append(b, '[')
-			for i, v := range o.List {
+			for i, v := range t.ListOf(o) {
 				if i > 0 {
 					b = append(b, ',')
 				}
@@ -216,12 +217,50 @@ func appendOp(b []byte, h *history.History, o *history.Op) []byte {
 		default:
 			b = appendScalar(b, h.Values, o.Value)
 		}
+		if o.Kind == history.Write && h.RowImages != nil {
+			if img, ok := h.RowImage(o.Key, o.Value); ok {
+				b = appendRowImage(b, h, o.Key, img)
+			}
+		}
 	}
-	if o.HasTime {
+	if inv, com, ok := t.OpTime(j); ok {
 		b = append(b, `,"invoke":`...)
-		b = strconv.AppendInt(b, o.Invoke, 10)
+		b = strconv.AppendInt(b, inv, 10)
 		b = append(b, `,"complete":`...)
-		b = strconv.AppendInt(b, o.Complete, 10)
+		b = strconv.AppendInt(b, com, 10)
+	}
+	return append(b, '}')
+}
+
+// appendRowImage appends `,"row":...` for img, a row image of key.
+func appendRowImage(b []byte, h *history.History, key int32, img *history.RowImage) []byte {
+	if img.Deleted {
+		return append(b, `,"row":null`...)
+	}
+	ti := h.TableOf(key)
+	if ti < 0 {
+		return b // no declared table: the image cannot be named
+	}
+	b = append(b, `,"row":{`...)
+	n := 0
+	for i, c := range img.Cols {
+		if !img.Has[i] || ti < 0 || i >= len(h.Header.Tables[ti].Columns) {
+			continue
+		}
+		if n > 0 {
+			b = append(b, ',')
+		}
+		n++
+		b = appendQuote(b, h.Header.Tables[ti].Columns[i])
+		b = append(b, ':')
+		switch {
+		case c.Null:
+			b = append(b, "null"...)
+		case c.V.IsStr:
+			b = appendQuote(b, c.V.S)
+		default:
+			b = strconv.AppendInt(b, c.V.I, 10)
+		}
 	}
 	return append(b, '}')
 }

@@ -433,8 +433,7 @@ func (b *builder) record(rec *record) *history.InputError {
 			sort.Strings(cols)
 			for _, c := range cols {
 				v := tp.ValueMap[c]
-				op := history.Op{Kind: kind, Key: b.h.Keys.Str(tp.Table.S + "," + tp.PrimaryKey.S + "#" + c), Value: history.NoValue,
-					HasTime: hasTime, Invoke: st, Complete: fin}
+				op := history.Op{Kind: kind, Key: b.h.Keys.Str(tp.Table.S + "," + tp.PrimaryKey.S + "#" + c), Value: history.NoValue}
 				switch {
 				case kind == history.Write && typ == "DELETE":
 					op.Value = b.h.Values.Str("<deleted>")
@@ -449,6 +448,9 @@ func (b *builder) record(rec *record) *history.InputError {
 					op.Value = b.h.Values.Str(v.S)
 				}
 				t.Ops = append(t.Ops, op)
+				if hasTime {
+					t.SetOpTime(len(t.Ops)-1, st, fin)
+				}
 			}
 		}
 	}

@@ -30,7 +30,7 @@ func TestDecodeFile(t *testing.T) {
 		}
 	}
 	t0 := &h.Txns[0]
-	if !t0.HasTime || t0.Invoke != 100 || t0.Complete != 170 || t0.Ops[2].Invoke != 140 || t0.Ops[2].Complete != 150 {
+	if inv, com, ok := t0.OpTime(2); !t0.HasTime || t0.Invoke != 100 || t0.Complete != 170 || !ok || inv != 140 || com != 150 {
 		t.Errorf("intervals: %+v", t0)
 	}
 	if !h.Evidence.OpTime || !h.Evidence.Sessions {

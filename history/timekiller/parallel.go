@@ -342,9 +342,9 @@ func (d *decoder) parallelAt(r io.Reader, sizeHint int64) (resumed int, err erro
 				if o.Value != history.NoValue {
 					o.Value = vm[o.Value]
 				}
-				for x, v := range o.List {
-					o.List[x] = vm[v]
-				}
+			}
+			for x, v := range t.Lists {
+				t.Lists[x] = vm[v]
 			}
 			h.Add(*t)
 		}

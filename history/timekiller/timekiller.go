@@ -40,6 +40,7 @@ import (
 	"strconv"
 
 	"github.com/txray/txray/history"
+	"github.com/txray/txray/internal/digits"
 )
 
 // FormatName is the --format name.
@@ -94,11 +95,15 @@ type decoder struct {
 	lx     *Lexer
 	arena  []history.Op      // ops of decoded transactions are carved from here
 	arenas *history.OpArenas // when set, arena comes from here
-	h      *history.History
-	file   string
-	seqs   []int32
-	list   bool
-	allTS  bool
+	// lists collects the list elements of the transaction being decoded
+	// (Txn.Lists); valArena is where they are carved to.
+	lists    []int32
+	valArena []int32
+	h        *history.History
+	file     string
+	seqs     []int32
+	list     bool
+	allTS    bool
 }
 
 func (d *decoder) errf(field, f string, a ...any) error {
@@ -365,6 +370,14 @@ func (d *decoder) txn() error {
 		d.seqs[t.Session]++
 	}
 	t.Ops = ops
+	if n := len(d.lists); n > 0 {
+		if cap(d.valArena)-len(d.valArena) < n {
+			d.valArena = make([]int32, 0, max(n, 1<<16))
+		}
+		t.Lists = d.valArena[len(d.valArena) : len(d.valArena)+n : len(d.valArena)+n]
+		d.valArena = d.valArena[:len(d.valArena)+n]
+		copy(t.Lists, d.lists)
+	}
 	d.h.Add(t)
 	return nil
 }
@@ -467,6 +480,7 @@ func (d *decoder) ops(idx int) ([]history.Op, error) {
 	}
 	// Ops are decoded straight into the shared arena (see push).
 	ops := d.arena[:0]
+	d.lists = d.lists[:0]
 	for first := true; ; first = false {
 		more, err := lx.More(']', first)
 		if err != nil {
@@ -477,6 +491,24 @@ func (d *decoder) ops(idx int) ([]history.Op, error) {
 		}
 		if o, ok := d.fastOp(); ok {
 			ops = d.push(ops, o)
+			// The rest of a compact ops array, ",{op},{op}...", without
+			// the lexer: what More and fastOp would do for each.
+			for !fastOpOff {
+				b := lx.buf[lx.pos:]
+				if len(b) < 21 || b[0] != ',' {
+					break
+				}
+				o, n, ok := d.exactOp(b[1:])
+				if !ok {
+					break
+				}
+				lx.pos += 1 + n
+				if len(ops) < cap(ops) {
+					ops = append(ops, o) // within the arena: no allocation
+				} else {
+					ops = d.push(ops, o)
+				}
+			}
 			continue
 		}
 		i := len(ops)
@@ -541,8 +573,8 @@ func (d *decoder) ops(idx int) ([]history.Op, error) {
 					}
 				case '[':
 					lx.Next()
-					o.IsList = true
-					o.List = []int32{}
+					off := len(d.lists)
+					o.SetListSpan(off, 0)
 					for f3 := true; ; f3 = false {
 						more, err := lx.More(']', f3)
 						if err != nil {
@@ -553,10 +585,11 @@ func (d *decoder) ops(idx int) ([]history.Op, error) {
 						}
 						v, err := d.scalar(d.h.Values)
 						if err != nil {
-							return nil, d.wrap(fld(i, fmt.Sprintf(".v[%d]", len(o.List))), err)
+							return nil, d.wrap(fld(i, fmt.Sprintf(".v[%d]", len(d.lists)-off)), err)
 						}
-						o.List = append(o.List, v)
+						d.lists = append(d.lists, v)
 					}
+					o.SetListSpan(off, len(d.lists)-off)
 				default:
 					if o.Value, err = d.scalar(d.h.Values); err != nil {
 						return nil, d.wrap(fld(i, ".v"), err)
@@ -657,6 +690,10 @@ func (d *decoder) fastOp() (history.Op, bool) {
 	}
 	if len(b) < 20 || b[0] != '{' {
 		return history.Op{}, false
+	}
+	if o, n, ok := d.exactOp(b); ok {
+		lx.pos += n
+		return o, true
 	}
 	var (
 		kind             history.Kind
@@ -777,12 +814,11 @@ func (d *decoder) fastOp() (history.Op, bool) {
 	}
 	switch {
 	case isList:
-		o.IsList = true
-		o.List = make([]int32, n)
+		o.SetListSpan(len(d.lists), n)
 		for x, at := 0, listAt; x < n; x++ {
 			var e int64
 			e, at, _ = fastInt(b, at)
-			o.List[x] = d.h.Values.Int(e)
+			d.lists = append(d.lists, d.h.Values.Int(e))
 			for at < len(b) && (b[at] == ',' || b[at] == ' ' || b[at] == '\t' || b[at] == '\r' || b[at] == '\n') {
 				at++
 			}
@@ -800,6 +836,81 @@ func (d *decoder) fastOp() (history.Op, bool) {
 	return o, true
 }
 
+// exactOp decodes b's leading op if it is written exactly as Encode writes
+// it, {"t":"X","k":K,"v":V}, or as TimeKiller's generator does,
+// {"k":K,"t":"X","v":V}: no white space, X one of r, w, a, K an integer, V
+// an integer (or null for a read). It returns the op and its length; for
+// anything else ok is false and fastOp's general loop decides. The result
+// is the one that loop gives (key interned before value).
+func (d *decoder) exactOp(b []byte) (o history.Op, n int, ok bool) {
+	if len(b) < 20 || b[0] != '{' {
+		return o, 0, false
+	}
+	var (
+		k     int64
+		i     int
+		kindC byte
+	)
+	switch {
+	case b[1] == '"' && b[2] == 'k' && b[3] == '"' && b[4] == ':':
+		if k, i, ok = fastInt(b, 5); !ok || i+8 > len(b) {
+			return o, 0, false
+		}
+		if b[i] != ',' || b[i+1] != '"' || b[i+2] != 't' || b[i+3] != '"' || b[i+4] != ':' || b[i+5] != '"' || b[i+7] != '"' {
+			return o, 0, false
+		}
+		kindC = b[i+6]
+		i += 8
+	case b[1] == '"' && b[2] == 't' && b[3] == '"' && b[4] == ':' && b[5] == '"' && b[7] == '"' &&
+		b[8] == ',' && b[9] == '"' && b[10] == 'k' && b[11] == '"' && b[12] == ':':
+		kindC = b[6]
+		if k, i, ok = fastInt(b, 13); !ok {
+			return o, 0, false
+		}
+	default:
+		return o, 0, false
+	}
+	if i+6 > len(b) || b[i] != ',' || b[i+1] != '"' || b[i+2] != 'v' || b[i+3] != '"' || b[i+4] != ':' {
+		return o, 0, false
+	}
+	i += 5 // b[i] exists
+	o = history.Op{Value: history.NoValue}
+	switch kindC {
+	case 'r':
+		o.Kind = history.Read
+	case 'w':
+		o.Kind = history.Write
+	case 'a':
+		o.Kind = history.Append
+	default:
+		return o, 0, false
+	}
+	var v int64
+	null := false
+	switch {
+	case b[i] == 'n':
+		if i+5 > len(b) || b[i+1] != 'u' || b[i+2] != 'l' || b[i+3] != 'l' || o.Kind != history.Read {
+			return o, 0, false
+		}
+		null, i = true, i+4
+	default:
+		if v, i, ok = fastInt(b, i); !ok {
+			return o, 0, false
+		}
+	}
+	if b[i] != '}' {
+		return o, 0, false
+	}
+	o.Key = d.h.Keys.Int(k)
+	if !null {
+		o.Value = d.h.Values.Int(v)
+	}
+	if o.Kind == history.Append {
+		d.list = true
+	}
+	return o, i + 1, true
+}
+
 // fastInt parses a decimal integer of 1 to 18 digits (optionally negative)
 // at b[i:] that is followed by another byte; j is the index after it.
 func fastInt(b []byte, i int) (n int64, j int, ok bool) {
@@ -807,11 +918,7 @@ func fastInt(b []byte, i int) (n int64, j int, ok bool) {
 	if neg {
 		i++
 	}
-	j = i
-	for j < len(b) && j-i < 18 && b[j] >= '0' && b[j] <= '9' {
-		n = n*10 + int64(b[j]-'0')
-		j++
-	}
+	n, j = digits.Parse(b, i, 18)
 	if j == i || j >= len(b) || (b[j] >= '0' && b[j] <= '9') {
 		return 0, 0, false
 	}
@@ -930,7 +1037,7 @@ func (e *Encoder) WriteTxn(h *history.History, t *history.Txn) error {
 		switch {
 		case o.Kind == history.Read && o.IsList && !o.ListUnknown:
 			b = append(b, '[')
-			for x, v := range o.List {
+			for x, v := range t.ListOf(o) {
 				if x > 0 {
 					b = append(b, ',')
 				}

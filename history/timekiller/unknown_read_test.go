@@ -22,13 +22,13 @@ func TestUnknownListReadRoundTrip(t *testing.T) {
 	}
 	check := func(h *history.History) {
 		t.Helper()
-		if o := h.Txns[0].Ops[1]; !o.IsList || o.ListUnknown || len(o.List) != 0 {
+		if o := h.Txns[0].Ops[1]; !o.IsList || o.ListUnknown || o.ListLen() != 0 {
 			t.Errorf("committed null list read: %+v, want the empty list", o)
 		}
 		if o := h.Txns[1].Ops[1]; !o.IsList || !o.ListUnknown {
 			t.Errorf("unknown txn's null list read: %+v, want unknown", o)
 		}
-		if o := h.Txns[1].Ops[2]; !o.IsList || o.ListUnknown || len(o.List) != 0 {
+		if o := h.Txns[1].Ops[2]; !o.IsList || o.ListUnknown || o.ListLen() != 0 {
 			t.Errorf("unknown txn's [] read: %+v, want the empty list", o)
 		}
 	}

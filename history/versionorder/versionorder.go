@@ -50,7 +50,7 @@ func Read(r io.Reader, file string, h *history.History) error {
 	written := map[[2]int32]bool{} // (key, value) written by some transaction
 	for i := range h.Txns {
 		for _, o := range h.Txns[i].Ops {
-			if o.Kind == history.Write && o.Value != history.NoValue {
+			if o.Kind.IsWrite() && o.Value != history.NoValue { // a delete's tombstone is a version too
 				written[[2]int32{o.Key, o.Value}] = true
 			}
 		}

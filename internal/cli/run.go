@@ -82,6 +82,7 @@ database gives.`,
 	fl.StringVar(&f.cfg.WL.Dist, "dist", "uniform", "key distribution: uniform, zipfian, hotspot")
 	fl.IntVar(&f.cfg.WL.Ops, "ops", 4, "micro-operations per transaction")
 	fl.Float64Var(&f.cfg.WL.ReadRatio, "read-ratio", 0.5, "probability that a micro-op (blindw-rw: a transaction) reads")
+	fl.BoolVar(&f.cfg.WL.Deletes, "deletes", false, "predicate workload: an eighth of the writes are range DELETEs, recorded as deletes")
 	fl.IntVar(&f.cfg.WL.MaxWritesPerKey, "max-writes-per-key", 32, "retire a key after this many writes and use a fresh one (0 = never)")
 	fl.IntVar(&f.cfg.Txns, "txns", 1000, "transactions to run (committed, aborted and unknown all count)")
 	fl.DurationVar(&f.duration, "duration", 0, "run for this long instead of --txns")

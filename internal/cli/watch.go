@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
 	"sync"
@@ -102,18 +103,17 @@ txray check.`,
 			if memLimit > 0 {
 				// A soft limit: the Go runtime collects harder near it. The
 				// checker's live state is about (arrival rate) × --final-after
-				// × ~1.5 KB per 15-op transaction (see package check/aion).
+				// × ~1.3 KB per 15-op transaction (see package check/aion).
 				debug.SetMemoryLimit(memLimit << 20)
 				// Under a limit, collect less often than the default
 				// (heap growth 300 % instead of 100 % between
-				// collections; the limit still caps the heap): the
-				// checker's state is pointer-rich and each collection
-				// scans all of it.
+				// collections; the limit still caps the heap): each
+				// collection scans the transactions in the window.
 				debug.SetGCPercent(300)
 			}
 			hc := watchHTTPConfig{addr: httpAddr, readTimeout: readTimeout, maxBody: maxBody}
 			if checker == "leopard" {
-				return watchLeopard(cmd, model, follow, hc, maxPerType, asJSON, finalAfter, tick)
+				return watchLeopard(cmd, model, follow, hc, maxPerType, asJSON, finalAfter, tick, memLimit)
 			}
 			if checker != "aion" {
 				return UsageErrorf("--checker must be aion or leopard")
@@ -180,7 +180,7 @@ txray check.`,
 	f.StringVar(&checker, "checker", "aion", "online checker: aion (database start/commit timestamps) or leopard (client-side per-op intervals)")
 	f.StringVar(&initial, "initial-value", "null", "value of every key before any write: null or 0")
 	f.DurationVar(&finalAfter, "final-after", time.Second, "arrival window: aion Ext verdicts become final, and leopard dispatches traces, this long after arrival (state is kept this long)")
-	f.Int64Var(&memLimit, "memory-limit", 900, "soft memory limit for the Go runtime in MiB (0 = none; with a limit the GC runs at 300% heap growth)")
+	f.Int64Var(&memLimit, "memory-limit", 900, "soft memory limit for the Go runtime in MiB (0 = none; with a limit the GC runs at 300% heap growth, and leopard keeps at most half of it in per-key records, forgetting the oldest settled keys beyond that)")
 	f.DurationVar(&tick, "tick", 250*time.Millisecond, "how often to finalise verdicts, collect garbage and refresh the status line")
 	f.BoolVar(&asJSON, "json", false, "print the final result as one JSON object")
 	f.IntVar(&maxPerType, "max-anomalies", check.DefaultMaxPerType, "anomalies listed per type; 0 lists all (the totals per type are always complete)")
@@ -327,30 +327,45 @@ func (w *watcher) ticker(ctx context.Context, every time.Duration, done chan str
 	}
 }
 
-// consume feeds every transaction read from r to the checker. Two stages
-// run concurrently: a reader goroutine reads complete lines (outside any
-// lock: a read may block indefinitely on a live stream) and decodes them
-// into batches; the checker goroutine adds each batch under w.mu. A bad
-// line is reported, counted and skipped (decodeLines); only a read error
-// ends the stream. On cancellation every batch already decoded is still
-// added, so nothing received and decoded is lost; a read blocked waiting
-// for input is abandoned.
+// consume feeds every transaction read from r to the checker, in input
+// order. Three stages run concurrently: a reader goroutine reads complete
+// lines into batches (outside any lock: a read may block indefinitely on a
+// live stream); decoder goroutines (one per CPU the runtime may use, at
+// most 4) decode batches in parallel, each with its own aion.Reader (key
+// and string ids are interned under the checker's own lock, so which
+// decoder interns first does not matter: ids are only compared); the
+// checker goroutine adds each batch under w.mu in the order the lines were
+// read. A bad line is reported, counted and skipped (decodeLines); only a
+// read error ends the stream. On cancellation every batch already read is
+// still decoded and added, so nothing received is lost; a read blocked
+// waiting for input is abandoned.
 func (w *watcher) consume(ctx context.Context, r io.Reader, name string) error {
-	type batch struct {
-		txns []*aion.Txn
-		bad  []string
-		err  error // read error after txns; io.EOF at the end
+	type job struct {
+		buf   []byte
+		base  int   // line number before the batch's first line
+		rerr  error // read error after the batch; io.EOF at the end
+		txns  []*aion.Txn
+		bad   []string
+		ready chan struct{} // closed once decoded
 	}
-	batches := make(chan batch, 8)
+	ndec := max(1, min(runtime.GOMAXPROCS(0), 4))
+	const inFlight = 8 // batches read but not yet added (besides those decoding)
+	order := make(chan *job, inFlight+ndec)
+	work := make(chan *job, inFlight+ndec)
+	bufs := make(chan []byte, inFlight+2*ndec+2)
 	var waiting atomic.Bool // the reader is blocked reading input
-	go pprof.Do(ctx, pprof.Labels("watch", "decode"), func(context.Context) {
+	labels := pprof.Labels("watch", "decode")
+	go pprof.Do(ctx, labels, func(context.Context) {
+		defer close(work)
 		br := bufio.NewReaderSize(r, 1<<20)
-		rd := aion.NewBytesReader(nil, w.c, name)
 		base := 0
-		// buf is reused: decodeLines copies what it keeps (ids, session
-		// names, ops), so nothing refers to it once a batch is decoded.
-		buf := make([]byte, 0, 1<<18)
 		for {
+			var buf []byte
+			select {
+			case buf = <-bufs:
+			default:
+				buf = make([]byte, 0, 1<<18)
+			}
 			buf = buf[:0]
 			lines := 0
 			var rerr error
@@ -374,45 +389,68 @@ func (w *watcher) consume(ctx context.Context, r io.Reader, name string) error {
 					break // hand over what we have rather than wait for more
 				}
 			}
-			var out batch
-			if len(bytes.TrimSpace(buf)) > 0 {
-				out.txns, out.bad = decodeLines(rd, buf, base)
-			}
+			j := &job{buf: buf, base: base, rerr: rerr, ready: make(chan struct{})}
 			base += lines
-			out.err = rerr
-			batches <- out
+			order <- j // FIFO: the checker adds in input order
+			work <- j
 			if rerr != nil {
+				close(order)
 				return
 			}
 		}
 	})
+	for range ndec {
+		go pprof.Do(ctx, labels, func(context.Context) {
+			rd := aion.NewBytesReader(nil, w.c, name)
+			for j := range work {
+				// decodeLines copies what it keeps (ids, session names,
+				// ops), so the buffer is free again once it returns.
+				if len(bytes.TrimSpace(j.buf)) > 0 {
+					j.txns, j.bad = decodeLines(rd, j.buf, j.base)
+				}
+				select {
+				case bufs <- j.buf:
+				default:
+				}
+				j.buf = nil
+				close(j.ready)
+			}
+		})
+	}
 	pprof.SetGoroutineLabels(pprof.WithLabels(ctx, pprof.Labels("watch", "check")))
-	add := func(b batch) error {
-		for _, m := range b.bad {
+	add := func(j *job) error {
+		<-j.ready
+		for _, m := range j.bad {
 			w.rej.add(m)
 		}
 		w.mu.Lock()
-		w.addLocked(b.txns)
+		w.addLocked(j.txns)
 		w.mu.Unlock()
-		return b.err
+		return j.rerr
 	}
 	for {
 		select {
-		case b := <-batches:
-			if err := add(b); err != nil {
+		case j, ok := <-order:
+			if !ok {
+				return nil // not reached: the last batch carries the read error
+			}
+			if err := add(j); err != nil {
 				if err == io.EOF {
 					return nil
 				}
 				return err
 			}
 		case <-ctx.Done():
-			// Add what was already read and decoded; stop once the reader
-			// is waiting for input (or after a grace period).
+			// Add what was already read; stop once the reader is waiting
+			// for input (or after a grace period).
 			deadline := time.Now().Add(2 * time.Second)
 			for time.Now().Before(deadline) {
 				select {
-				case b := <-batches:
-					if err := add(b); err != nil {
+				case j, ok := <-order:
+					if !ok {
+						return ctx.Err()
+					}
+					if err := add(j); err != nil {
 						if err == io.EOF {
 							return nil
 						}
@@ -421,7 +459,9 @@ func (w *watcher) consume(ctx context.Context, r io.Reader, name string) error {
 					continue
 				default:
 				}
-				if waiting.Load() {
+				if waiting.Load() && len(order) == 0 {
+					// the reader waits for input and handed over every
+					// batch it read before it began waiting
 					break
 				}
 				time.Sleep(time.Millisecond)

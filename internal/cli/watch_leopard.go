@@ -51,7 +51,20 @@ type beginSample struct {
 	begin int64
 }
 
-func newLeopardWatcher(modelName string, maxPerType int, name string, window time.Duration) (*leopardWatcher, error) {
+// leopardMaxKeys is the key bound of the online verifier under a memory
+// limit of memLimit MiB (0 = none): half the limit in retained key slots
+// (leopard.KeySlotBytes each; the other half is for the arrival window,
+// the keys still being worked on and the decoder's key table). Beyond it
+// the verifier forgets the oldest settled keys, and a later read of one
+// makes the verdict unknown (leopard.OnlineOptions.MaxKeys).
+func leopardMaxKeys(memLimit int64) int {
+	if memLimit <= 0 {
+		return 0
+	}
+	return int(memLimit << 20 / 2 / leopard.KeySlotBytes)
+}
+
+func newLeopardWatcher(modelName string, maxPerType int, name string, window time.Duration, maxKeys int) (*leopardWatcher, error) {
 	dec := jsonl.NewLineDecoder(name)
 	h := dec.History()
 	// Values only need to compare equal and render: integer values are
@@ -59,7 +72,7 @@ func newLeopardWatcher(modelName string, maxPerType int, name string, window tim
 	// stream ever wrote (a table of them grew by about 17 bytes per
 	// write without bound). Nothing here sizes a table by value id.
 	h.Values = history.NewIdentityInterner()
-	on, err := leopard.NewOnlineModel(modelName, leopard.OnlineOptions{Keys: h.Keys, Values: h.Values, MaxPerType: maxPerType, Window: true})
+	on, err := leopard.NewOnlineModel(modelName, leopard.OnlineOptions{Keys: h.Keys, Values: h.Values, MaxPerType: maxPerType, Window: true, MaxKeys: maxKeys})
 	if err != nil {
 		return nil, UsageErrorf("--model: %v", err)
 	}
@@ -209,12 +222,12 @@ func (w *leopardWatcher) status() any {
 }
 
 // watchLeopard is the leopard branch of `txray watch`.
-func watchLeopard(cmd *cobra.Command, model, follow string, hc watchHTTPConfig, maxPerType int, asJSON bool, window, tick time.Duration) error {
+func watchLeopard(cmd *cobra.Command, model, follow string, hc watchHTTPConfig, maxPerType int, asJSON bool, window, tick time.Duration, memLimit int64) error {
 	name := "<stdin>"
 	if follow != "" {
 		name = follow
 	}
-	w, err := newLeopardWatcher(model, maxPerType, name, window)
+	w, err := newLeopardWatcher(model, maxPerType, name, window, leopardMaxKeys(memLimit))
 	if err != nil {
 		return err
 	}

@@ -16,7 +16,7 @@ import (
 // long the stream (it grew by about 17 bytes per write), and anomalies
 // still name the values.
 func TestWatchLeopardStoresNoValueTable(t *testing.T) {
-	w, err := newLeopardWatcher("postgres:serializable", 8, "<test>", time.Second)
+	w, err := newLeopardWatcher("postgres:serializable", 8, "<test>", time.Second, leopardMaxKeys(900))
 	if err != nil {
 		t.Fatal(err)
 	}

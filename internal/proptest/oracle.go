@@ -144,7 +144,7 @@ func (ix *writeIndex) unplaceable(h *history.History) bool {
 			if o.Kind != history.Read {
 				continue
 			}
-			vals := o.List
+			vals := t.ListOf(o)
 			if !o.IsList {
 				vals = []int32{o.Value}
 			}
@@ -162,12 +162,13 @@ func (ix *writeIndex) unplaceable(h *history.History) bool {
 
 // readResult is what a read observed: the last element (lists) or the value
 // (registers); ok is false for unknown results and for the initial state.
-func readResult(o *history.Op) (int32, bool) {
+func readResult(t *history.Txn, o *history.Op) (int32, bool) {
 	if o.IsList {
-		if o.ListUnknown || len(o.List) == 0 {
+		l := t.ListOf(o)
+		if o.ListUnknown || len(l) == 0 {
 			return 0, false
 		}
-		return o.List[len(o.List)-1], true
+		return l[len(l)-1], true
 	}
 	if o.Value == history.NoValue {
 		return 0, false
@@ -200,8 +201,8 @@ func (ix *writeIndex) readPredicate(h *history.History, p readPred) string {
 			}
 			var vals []int32
 			if p == g1a && o.IsList && !o.ListUnknown {
-				vals = o.List
-			} else if v, ok := readResult(o); ok {
+				vals = t.ListOf(o)
+			} else if v, ok := readResult(t, o); ok {
 				vals = []int32{v}
 			}
 			for _, v := range vals {
@@ -264,18 +265,18 @@ func (ix *writeIndex) internal(h *history.History) string {
 						continue
 					}
 					if s.full {
-						bad = !sameState(o.List, s.list)
+						bad = !sameState(t.ListOf(o), s.list)
 					} else if n := len(s.suffix); n > 0 {
-						bad = len(o.List) < n || !sameState(o.List[len(o.List)-n:], s.suffix)
+						bad = len(t.ListOf(o)) < n || !sameState(t.ListOf(o)[len(t.ListOf(o))-n:], s.suffix)
 					}
-					s.full, s.list, s.suffix = true, o.List, nil
+					s.full, s.list, s.suffix = true, t.ListOf(o), nil
 				} else {
 					bad = s.hasVal && o.Value != s.val
 					s.val, s.hasVal = o.Value, true
 				}
 			}
 			if bad {
-				return h.TxnName(t.Index) + "'s " + h.OpString(o) + " disagrees with its own earlier ops on " + h.KeyName(o.Key)
+				return h.TxnName(t.Index) + "'s " + h.OpString(t, o) + " disagrees with its own earlier ops on " + h.KeyName(o.Key)
 			}
 		}
 	}
@@ -302,7 +303,7 @@ func accesses(t *history.Txn) map[int32]*access {
 			if o.Kind == history.Read && !(o.IsList && o.ListUnknown) {
 				a.readFirst = true
 				if o.IsList {
-					a.state = append([]int32{}, o.List...)
+					a.state = append([]int32{}, t.ListOf(o)...)
 				} else if o.Value != history.NoValue {
 					a.state = []int32{o.Value}
 				}

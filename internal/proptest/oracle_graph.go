@@ -105,10 +105,10 @@ func observableCycle(h *history.History, ix *writeIndex, m string) string {
 			if !o.IsList || o.ListUnknown || bad[o.Key] || wrote[o.Key] {
 				continue
 			}
-			if len(o.List) > 0 {
-				g.add(writer(o.Key, o.List[len(o.List)-1]), t.Index, eWR)
+			if len(t.ListOf(o)) > 0 {
+				g.add(writer(o.Key, t.ListOf(o)[len(t.ListOf(o))-1]), t.Index, eWR)
 			}
-			for _, e := range longest[o.Key][len(o.List):] {
+			for _, e := range longest[o.Key][len(t.ListOf(o)):] {
 				if w := writer(o.Key, e); w >= 0 {
 					g.add(t.Index, w, eRW)
 					break
@@ -169,8 +169,8 @@ func longestReads(h *history.History) map[int32][]int32 {
 		}
 		for j := range t.Ops {
 			o := &t.Ops[j]
-			if o.Kind == history.Read && o.IsList && !o.ListUnknown && len(o.List) > len(longest[o.Key]) {
-				longest[o.Key] = o.List
+			if o.Kind == history.Read && o.IsList && !o.ListUnknown && len(t.ListOf(o)) > len(longest[o.Key]) {
+				longest[o.Key] = t.ListOf(o)
 			}
 		}
 	}
@@ -190,7 +190,7 @@ func incompatibleKeys(h *history.History, longest map[int32][]int32) map[int32]b
 			o := &t.Ops[j]
 			if o.Kind == history.Read && o.IsList && !o.ListUnknown {
 				l := longest[o.Key]
-				if len(o.List) > len(l) || !sameState(o.List, l[:len(o.List)]) {
+				if len(t.ListOf(o)) > len(l) || !sameState(t.ListOf(o), l[:len(t.ListOf(o))]) {
 					bad[o.Key] = true
 				}
 			}

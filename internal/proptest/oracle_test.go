@@ -43,9 +43,10 @@ func (b *tb) txn(st history.Status, sts, cts int64, ops ...[]int64) {
 				op.Value = h.Values.Int(o[2])
 			}
 		case 'l':
-			op.Kind, op.IsList, op.List = history.Read, true, []int32{}
+			op.Kind = history.Read
+			t.SetList(&op, nil)
 			for _, v := range o[2:] {
-				op.List = append(op.List, h.Values.Int(v))
+				t.ExtendList(&op, h.Values.Int(v))
 			}
 		}
 		t.Ops = append(t.Ops, op)

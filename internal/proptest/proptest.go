@@ -301,14 +301,14 @@ func AsRegisters(h *history.History) *history.History {
 				o.Kind = history.Write
 			case o.Kind == history.Read && o.IsList:
 				o.Value = history.NoValue
-				if !o.ListUnknown && len(o.List) > 0 {
-					o.Value = o.List[len(o.List)-1]
+				if l := t.ListOf(&o); !o.ListUnknown && len(l) > 0 {
+					o.Value = l[len(l)-1]
 				}
-				o.IsList, o.ListUnknown, o.List = false, false, nil
+				o.ClearList()
 			}
 			ops[j] = o
 		}
-		t.Ops = ops
+		t.Ops, t.Lists = ops, nil
 		r.Txns[i] = t
 	}
 	return &r

@@ -42,9 +42,23 @@ import (
 // driver's read/write deadline); with it fixed the capture is on again,
 // and TestLeopardMariaDBNoFalsePositives and the MariaDB certificate tests
 // pass with it.
+//
+// Deletes (tombstones): a row the predicate workload deleted is gone, so
+// the upsert that re-inserts it replaces no row and cannot say which
+// deleted version it follows. With tombs set, the delete also stores the
+// deleted version's id (the tombstone) in the side table tombs (k, v), one
+// row per key created at setup (v NULL: never deleted), under the same
+// transaction; an upsert that inserted then reads tombs' row of the key
+// with a locking read (FOR SHARE / LOCK IN SHARE MODE): a re-insert can
+// only succeed once the deleter committed (the unique key waits for it),
+// and no later delete of the key can run before the inserter commits, so
+// that row is the version the insert follows.
 type versionChain struct {
 	pg     bool
 	upsert string
+	// tombRead reads the tombstone of a key (one parameter); "" without
+	// a tombstone table.
+	tombRead string
 }
 
 // mysqlChain enables the MariaDB/MySQL replaced-version capture (see
@@ -66,6 +80,58 @@ func newVersionChain(d db.Dialect, table string) *versionChain {
 	return nil
 }
 
+// withTombs makes inserts follow the tombstones stored in table tombs (see
+// versionChain).
+func (vc *versionChain) withTombs(tombs string) {
+	if vc.pg {
+		vc.tombRead = "SELECT v FROM " + tombs + " WHERE k = $1 FOR SHARE"
+	} else {
+		vc.tombRead = "SELECT v FROM " + tombs + " WHERE k = ? LOCK IN SHARE MODE"
+	}
+}
+
+// inserted records the version an insert of k replaced: the unborn row, or
+// with tombstones the key's last deleted version.
+func (vc *versionChain) inserted(ctx context.Context, c db.Conn, o *Op, k int64) error {
+	if vc.tombRead == "" {
+		o.PrevKnown, o.PrevNone = true, true
+		return nil
+	}
+	prev, n, err := queryOne[int64](ctx, c, vc.tombRead, k)
+	if err != nil {
+		return err
+	}
+	switch {
+	case n != 1:
+		// a key outside the table set up (not a version chain txray knows)
+	case prev == nil:
+		o.PrevKnown, o.PrevNone = true, true
+	default:
+		o.Prev, o.PrevKnown = *prev, true
+	}
+	return nil
+}
+
+// queryOne runs a query of one nullable column and returns the last row's
+// value (nil: NULL or no row) and the number of rows.
+func queryOne[T any](ctx context.Context, c db.Conn, q string, args ...any) (*T, int, error) {
+	rows, err := c.Query(ctx, q, args...)
+	if err != nil {
+		return nil, 0, err
+	}
+	var v *T
+	n := 0
+	for rows.Next() {
+		if err := rows.Scan(&v); err != nil {
+			rows.Close()
+			return nil, n, err
+		}
+		n++
+	}
+	rows.Close()
+	return v, n, rows.Err()
+}
+
 func (vc *versionChain) write(ctx context.Context, c db.Conn, o *Op, k, v int64) error {
 	if !vc.pg {
 		n, err := c.Exec(ctx, vc.upsert, k, v)
@@ -74,21 +140,10 @@ func (vc *versionChain) write(ctx context.Context, c db.Conn, o *Op, k, v int64)
 		}
 		switch n {
 		case 1:
-			o.PrevKnown, o.PrevNone = true, true
+			return vc.inserted(ctx, c, o, k)
 		case 2:
-			rows, err := c.Query(ctx, "SELECT @txray_prev")
+			prev, _, err := queryOne[int64](ctx, c, "SELECT @txray_prev")
 			if err != nil {
-				return err
-			}
-			var prev *int64
-			if rows.Next() {
-				if err := rows.Scan(&prev); err != nil {
-					rows.Close()
-					return err
-				}
-			}
-			rows.Close()
-			if err := rows.Err(); err != nil {
 				return err
 			}
 			if prev != nil {
@@ -97,21 +152,8 @@ func (vc *versionChain) write(ctx context.Context, c db.Conn, o *Op, k, v int64)
 		}
 		return nil
 	}
-	rows, err := c.Query(ctx, vc.upsert, k, v)
+	prev, n, err := queryOne[string](ctx, c, vc.upsert, k, v)
 	if err != nil {
-		return err
-	}
-	var prev *string
-	n := 0
-	for rows.Next() {
-		if err := rows.Scan(&prev); err != nil {
-			rows.Close()
-			return err
-		}
-		n++
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return err
 	}
 	if n != 1 || prev == nil {
@@ -119,7 +161,7 @@ func (vc *versionChain) write(ctx context.Context, c db.Conn, o *Op, k, v int64)
 	}
 	switch p := *prev; {
 	case p == "":
-		o.PrevKnown, o.PrevNone = true, true
+		return vc.inserted(ctx, c, o, k)
 	case p == "vnull":
 		// a row with v NULL (not written by txray): not a version
 	default:

@@ -22,10 +22,12 @@ func init() {
 //   - range reads (SELECT k, v ... WHERE k >= lo AND k <= hi), recorded as
 //     a PredRead whose Where text uses the column names k and v and whose
 //     Result lists the rows returned as (k, v);
+//
 //   - blind upserts of unique values, which insert a row the first time a
 //     key is written (an insert into the ranges other transactions read:
 //     the phantoms of Adya 1999 §4.4.3, G2 with predicate reads) and
 //     update it afterwards;
+//
 //   - predicate updates (UPDATE ... SET v = base + (k - lo) WHERE k >= lo
 //     AND k <= hi, a quarter of the writes), recorded as what they are in
 //     Adya's model (§3.1, "predicate-based modifications"): a PredRead of
@@ -33,14 +35,22 @@ func init() {
 //     it replaced, followed by a Write of each matched row. Each row gets
 //     its own unique value (base is a fresh block of values).
 //
+//   - with Config.Deletes, predicate deletes (DELETE ... WHERE k >= lo AND
+//     k <= hi, an eighth of the writes, over half a range width), recorded likewise as a
+//     PredRead of the rows deleted, at the versions deleted, followed by a
+//     history.Delete of each: a deleted version (tombstone) whose id is a
+//     fresh unique value. A later upsert of the key re-inserts the row (an
+//     insert into the ranges other transactions read, again).
+//
 // Keys are fixed (0..Keys-1, no rotation) so ranges keep meaning; the range
 // width is max(1, Keys/4).
 //
 // Certificate capture (off with Config.NoCertificate): on PostgreSQL and
 // MariaDB/MySQL each write also returns the version it replaced
 // (versionChain; a predicate update's matched rows are the replaced
-// versions), from which the recorder builds the version order of every key
-// without a commit log; on PostgreSQL each range read also returns the
+// versions, a delete's the deleted ones, and a re-insert follows the
+// tombstone the delete stored in PredTombs), from which the recorder builds
+// the version order of every key without a commit log; on PostgreSQL each range read also returns the
 // snapshot it read under (pg_current_snapshot() in the statement itself,
 // which at read committed is the statement's snapshot), from which the
 // recorder derives its version set.
@@ -55,8 +65,6 @@ func init() {
 // where gaps are not locked. SQLite runs the same without FOR UPDATE: it
 // serializes writers, and a writer whose read snapshot is stale fails with
 // SQLITE_BUSY_SNAPSHOT.
-//
-// Not recorded: DELETE (the history model has no deleted version yet).
 type predicate struct {
 	read, snapRead, write string
 	shadowRead            string
@@ -65,6 +73,10 @@ type predicate struct {
 	chain                 *versionChain // nil: plain upsert, no replaced version
 }
 
+// PredTombs is the predicate workload's tombstone table (k, v): the id of
+// each key's last deleted version (see versionChain).
+const PredTombs = PredTable + "_tombs"
+
 func newPredicate(d db.Dialect) *predicate {
 	t := PredTable
 	w := &predicate{
@@ -72,6 +84,9 @@ func newPredicate(d db.Dialect) *predicate {
 		read:  "SELECT k, v FROM " + t + " WHERE k >= " + d.Param(1) + " AND k <= " + d.Param(2) + " ORDER BY k",
 		write: d.Upsert(t, false),
 		chain: newVersionChain(d, t),
+	}
+	if w.chain != nil {
+		w.chain.withTombs(PredTombs)
 	}
 	if d.Param(1) == "$1" {
 		w.pg = true
@@ -92,9 +107,20 @@ func (w *predicate) Name() string { return "predicate" }
 // PredicateReads: the workload records range reads as predicate reads.
 func (w *predicate) PredicateReads() bool { return true }
 
-func (w *predicate) Setup(d db.DB, _ Config) []string {
+func (w *predicate) Setup(d db.DB, cfg Config) []string {
+	var fill strings.Builder
+	fill.WriteString("INSERT INTO " + PredTombs + " (k) VALUES ")
+	for k := range max(cfg.Keys, 1) {
+		if k > 0 {
+			fill.WriteByte(',')
+		}
+		fill.WriteString("(" + strconv.Itoa(k) + ")")
+	}
 	return []string{"DROP TABLE IF EXISTS " + PredTable,
-		"CREATE TABLE " + PredTable + " (k BIGINT NOT NULL PRIMARY KEY, v BIGINT)"}
+		"CREATE TABLE " + PredTable + " (k BIGINT NOT NULL PRIMARY KEY, v BIGINT)",
+		"DROP TABLE IF EXISTS " + PredTombs,
+		"CREATE TABLE " + PredTombs + " (k BIGINT NOT NULL PRIMARY KEY, v BIGINT)",
+		fill.String()}
 }
 
 func (w *predicate) Plan(g *Gen) Plan {
@@ -110,6 +136,10 @@ func (w *predicate) Plan(g *Gen) Plan {
 			p.Ops = append(p.Ops, Spec{Kind: history.PredRead, Lo: lo, Hi: lo + width - 1})
 		case g.R.IntN(4) == 0:
 			p.Ops = append(p.Ops, Spec{Kind: history.PredRead, Lo: lo, Hi: lo + width - 1, Update: true})
+		case g.S.cfg.Deletes && g.R.IntN(6) == 0: // an eighth of the writes
+			dw := max(1, width/2)
+			dlo := min(slot, keys-dw)
+			p.Ops = append(p.Ops, Spec{Kind: history.Delete, Lo: dlo, Hi: dlo + dw - 1})
 		default:
 			p.Ops = append(p.Ops, Spec{Kind: history.Write, Key: slot})
 		}
@@ -138,6 +168,10 @@ func (w *predicate) Exec(ctx context.Context, c db.Conn, g *Gen, p *Plan, rec *R
 			rec.Finish(i)
 		case s.Update:
 			if err := w.update(ctx, c, g, s, rec, cert); err != nil {
+				return err
+			}
+		case s.Kind == history.Delete:
+			if err := w.delete(ctx, c, g, s, rec, cert); err != nil {
 				return err
 			}
 		default:
@@ -280,14 +314,8 @@ func (w *predicate) update(ctx context.Context, c db.Conn, g *Gen, s Spec, rec *
 			return err
 		}
 		if len(got) > 0 {
-			var in strings.Builder
-			for j, u := range got {
-				if j > 0 {
-					in.WriteByte(',')
-				}
-				in.WriteString(strconv.FormatInt(u.k, 10))
-			}
-			n, err := c.Exec(ctx, "UPDATE "+w.table+" SET v = ? + (k - ?) WHERE k IN ("+in.String()+")", base, s.Lo)
+			in := keyList(got, func(u upd) int64 { return u.k })
+			n, err := c.Exec(ctx, "UPDATE "+w.table+" SET v = ? + (k - ?) WHERE k IN ("+in+")", base, s.Lo)
 			if err != nil {
 				return err
 			}
@@ -311,6 +339,111 @@ func (w *predicate) update(ctx context.Context, c db.Conn, g *Gen, s Spec, rec *
 		rec.Finish(j)
 	}
 	return nil
+}
+
+// delete runs a predicate delete over [s.Lo, s.Hi] and records it as a
+// predicate read of the rows it deleted (at the versions it deleted) and a
+// history.Delete of each, whose tombstone is a fresh value. With the
+// certificate capture the tombstones also go to PredTombs, in the same
+// transaction, for the re-insert that follows them (versionChain).
+func (w *predicate) delete(ctx context.Context, c db.Conn, g *Gen, s Spec, rec *Recorder, cert bool) error {
+	width := s.Hi - s.Lo + 1
+	base := g.S.Values(width)
+	tombs := w.chain != nil && cert
+	i := rec.Start(Op{Kind: history.PredRead, Pred: &Pred{Table: w.table, Where: rangeWhere(s.Lo, s.Hi)}})
+	type del struct {
+		k, old int64
+		hasOld bool
+	}
+	var got []del
+	scan := func(rows db.Rows) error {
+		for rows.Next() {
+			var d del
+			var old *int64
+			if err := rows.Scan(&d.k, &old); err != nil {
+				rows.Close()
+				return err
+			}
+			if old != nil {
+				d.old, d.hasOld = *old, true
+			}
+			got = append(got, d)
+		}
+		rows.Close()
+		return rows.Err()
+	}
+	if w.pg {
+		// RETURNING gives each deleted row's last version (at read
+		// committed after re-checking a concurrently updated row).
+		q := "DELETE FROM " + w.table + " WHERE k >= $1 AND k <= $2 RETURNING k, v"
+		args := []any{s.Lo, s.Hi}
+		if tombs {
+			q = "WITH d AS (" + q + ") UPDATE " + PredTombs + " t SET v = $3 + (t.k - $1) FROM d WHERE t.k = d.k RETURNING d.k, d.v"
+			args = append(args, base)
+		}
+		rows, err := c.Query(ctx, q, args...)
+		if err != nil {
+			return err
+		}
+		if err := scan(rows); err != nil {
+			return err
+		}
+	} else {
+		q := w.read
+		if w.forUpdate {
+			q += " FOR UPDATE"
+		}
+		rows, err := c.Query(ctx, q, s.Lo, s.Hi)
+		if err != nil {
+			return err
+		}
+		if err := scan(rows); err != nil {
+			return err
+		}
+		if len(got) > 0 {
+			in := keyList(got, func(d del) int64 { return d.k })
+			n, err := c.Exec(ctx, "DELETE FROM "+w.table+" WHERE k IN ("+in+")")
+			if err != nil {
+				return err
+			}
+			if n != int64(len(got)) {
+				return fmt.Errorf("%w: predicate delete of %s removed %d rows, but its read matched %d", ErrBadData, rangeWhere(s.Lo, s.Hi), n, len(got))
+			}
+			if tombs {
+				if _, err := c.Exec(ctx, "UPDATE "+PredTombs+" SET v = ? + (k - ?) WHERE k IN ("+in+")", base, s.Lo); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	slices.SortFunc(got, func(a, b del) int { return int(a.k - b.k) })
+	p := rec.Ops[i].Pred
+	for _, d := range got {
+		p.Rows = append(p.Rows, PredRow{Key: d.k, Value: d.old, HasValue: d.hasOld})
+	}
+	rec.Finish(i)
+	for _, d := range got {
+		j := rec.Start(Op{Kind: history.Delete, Key: d.k, Value: base + (d.k - s.Lo), HasValue: true})
+		if tombs {
+			o := &rec.Ops[j]
+			o.Prev, o.PrevKnown, o.PrevNone = d.old, d.hasOld, false
+		}
+		rec.Finish(j)
+	}
+	return nil
+}
+
+// keyList renders the keys of xs as a comma-separated list of integers
+// (for k IN (...)).
+func keyList[T any](xs []T, key func(T) int64) string {
+	var b strings.Builder
+	for j, x := range xs {
+		if j > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.FormatInt(key(x), 10))
+	}
+	return b.String()
 }
 
 // snapshotID is the shape of a pg_export_snapshot() identifier

@@ -69,6 +69,47 @@ func (w *tpcc) Name() string { return "tpcc" }
 // PredicateReads: SELECTs by a condition are recorded as predicate reads.
 func (w *tpcc) PredicateReads() bool { return true }
 
+// Row columns the history records per version (history.RowImage), in
+// declaration order: the columns of the predicate reads' WHERE clauses
+// that are not in the key (o_c_id), and the columns Delivery changes
+// (o_carrier_id, ol_delivery_d), so every version's value of them is known.
+const (
+	colOCID = iota
+	colOCarrier
+)
+
+// Tables implements TableDecls: every table's key pattern (the row keys
+// above) and the row columns its writes record, so that each predicate
+// read's WHERE clause can be evaluated on every version (history/schema.go).
+func (w *tpcc) Tables() []history.Table {
+	return []history.Table{
+		{Name: tpccTable("warehouse"), Key: "w:{w_id}"},
+		{Name: tpccTable("district"), Key: "d:{d_w_id}:{d_id}"},
+		{Name: tpccTable("customer"), Key: "c:{c_w_id}:{c_d_id}:{c_id}"},
+		{Name: tpccTable("item"), Key: "i:{i_id}"},
+		{Name: tpccTable("stock"), Key: "s:{s_w_id}:{s_i_id}"},
+		{Name: tpccTable("orders"), Key: "o:{o_w_id}:{o_d_id}:{o_id}", Columns: []string{"o_c_id", "o_carrier_id"}},
+		{Name: tpccTable("new_order"), Key: "no:{no_w_id}:{no_d_id}:{no_o_id}"},
+		{Name: tpccTable("order_line"), Key: "ol:{ol_w_id}:{ol_d_id}:{ol_o_id}:{ol_number}", Columns: []string{"ol_delivery_d"}},
+	}
+}
+
+// rowImage builds a row image from column values (nil: NULL).
+func rowImage(vals ...*int64) *history.RowImage {
+	r := &history.RowImage{Cols: make([]history.Cell, len(vals)), Has: make([]bool, len(vals))}
+	for i, v := range vals {
+		r.Has[i] = true
+		if v == nil {
+			r.Cols[i].Null = true
+		} else {
+			r.Cols[i].V = history.Scalar{I: *v}
+		}
+	}
+	return r
+}
+
+func i64(v int64) *int64 { return &v }
+
 func tpccTable(n string) string { return "txray_tpcc_" + n }
 
 // ph renders n placeholders starting at from, comma separated.
@@ -224,8 +265,14 @@ func (t *tpccTx) readRow(k, q string, args []any, dst ...any) error {
 // write runs an INSERT/UPDATE/DELETE whose first parameter is the fresh
 // ver, and records a write of k.
 func (t *tpccTx) write(k, q string, args ...any) error {
+	return t.writeRow(k, nil, q, args...)
+}
+
+// writeRow is write with the row image of the version written (nil for a
+// table without row columns).
+func (t *tpccTx) writeRow(k string, row *history.RowImage, q string, args ...any) error {
 	v := t.g.S.Value()
-	i := t.rec.Start(Op{Kind: history.Write, KeyS: k, Value: v, HasValue: true})
+	i := t.rec.Start(Op{Kind: history.Write, KeyS: k, Value: v, HasValue: true, Row: row})
 	n, err := t.c.Exec(t.ctx, q, append([]any{v}, args...)...)
 	if err != nil {
 		return err
@@ -312,7 +359,7 @@ func (t *tpccTx) newOrder(a []int64) error {
 		return err
 	}
 	o := next
-	if err := t.write(key("o", wh, d, o), "INSERT INTO "+tpccTable("orders")+" (ver, o_w_id, o_d_id, o_id, o_c_id, o_ol_cnt) VALUES ("+w.ph(1, 6)+")",
+	if err := t.writeRow(key("o", wh, d, o), rowImage(i64(c), nil), "INSERT INTO "+tpccTable("orders")+" (ver, o_w_id, o_d_id, o_id, o_c_id, o_ol_cnt) VALUES ("+w.ph(1, 6)+")",
 		wh, d, o, c, int64(n)); err != nil {
 		return err
 	}
@@ -360,7 +407,7 @@ func (t *tpccTx) newOrder(a []int64) error {
 			return err
 		}
 		amount := q * price * (10000 + tax + dtax) * (10000 - disc) / 100000000
-		if err := t.write(key("ol", wh, d, o, j+1), "INSERT INTO "+tpccTable("order_line")+" (ver, ol_w_id, ol_d_id, ol_o_id, ol_number, ol_i_id, ol_quantity, ol_amount) VALUES ("+w.ph(1, 8)+")",
+		if err := t.writeRow(key("ol", wh, d, o, j+1), rowImage(nil), "INSERT INTO "+tpccTable("order_line")+" (ver, ol_w_id, ol_d_id, ol_o_id, ol_number, ol_i_id, ol_quantity, ol_amount) VALUES ("+w.ph(1, 8)+")",
 			wh, d, o, int64(j+1), item, q, amount); err != nil {
 			return err
 		}
@@ -442,9 +489,10 @@ func (t *tpccTx) delivery(a []int64) error {
 		for _, r := range nos {
 			o = min(o, r[0])
 		}
-		// DELETE, recorded as a write of a fresh tombstone value.
+		// DELETE, recorded as a write of a fresh tombstone value whose
+		// row image says the row is deleted (it matches no predicate).
 		v := t.g.S.Value()
-		i := t.rec.Start(Op{Kind: history.Write, KeyS: key("no", wh, d, o), Value: v, HasValue: true})
+		i := t.rec.Start(Op{Kind: history.Write, KeyS: key("no", wh, d, o), Value: v, HasValue: true, Row: &history.RowImage{Deleted: true}})
 		n, err := t.c.Exec(t.ctx, "DELETE FROM "+tpccTable("new_order")+" WHERE no_w_id = "+P(1)+" AND no_d_id = "+P(2)+" AND no_o_id = "+P(3), wh, d, o)
 		if err != nil {
 			return err
@@ -460,7 +508,7 @@ func (t *tpccTx) delivery(a []int64) error {
 			[]any{wh, d, o}, &cust); err != nil {
 			return err
 		}
-		if err := t.write(key("o", wh, d, o), "UPDATE "+tpccTable("orders")+" SET ver = "+P(1)+", o_carrier_id = "+P(2)+" WHERE o_w_id = "+P(3)+" AND o_d_id = "+P(4)+" AND o_id = "+P(5),
+		if err := t.writeRow(key("o", wh, d, o), rowImage(i64(cust), i64(carrier)), "UPDATE "+tpccTable("orders")+" SET ver = "+P(1)+", o_carrier_id = "+P(2)+" WHERE o_w_id = "+P(3)+" AND o_d_id = "+P(4)+" AND o_id = "+P(5),
 			carrier, wh, d, o); err != nil {
 			return err
 		}
@@ -473,7 +521,7 @@ func (t *tpccTx) delivery(a []int64) error {
 		var total int64
 		for _, l := range lines {
 			total += l[1]
-			if err := t.write(key("ol", wh, d, o, l[0]), "UPDATE "+tpccTable("order_line")+" SET ver = "+P(1)+", ol_delivery_d = 1 WHERE ol_w_id = "+P(2)+" AND ol_d_id = "+P(3)+" AND ol_o_id = "+P(4)+" AND ol_number = "+P(5),
+			if err := t.writeRow(key("ol", wh, d, o, l[0]), rowImage(i64(1)), "UPDATE "+tpccTable("order_line")+" SET ver = "+P(1)+", ol_delivery_d = 1 WHERE ol_w_id = "+P(2)+" AND ol_d_id = "+P(3)+" AND ol_o_id = "+P(4)+" AND ol_number = "+P(5),
 				wh, d, o, l[0]); err != nil {
 				return err
 			}

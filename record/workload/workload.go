@@ -51,6 +51,11 @@ type Op struct {
 	// recorder chains these into the version order (record/certificate.go).
 	Prev                int64
 	PrevKnown, PrevNone bool
+	// Row is a write's row image (history.RowImage): the values of its
+	// table's row columns as the write set them, or Deleted for a DELETE
+	// recorded as a write of a tombstone value. Only for tables the
+	// workload declares (TableDecls).
+	Row *history.RowImage
 }
 
 // Pred is a predicate read.
@@ -138,6 +143,15 @@ type Config struct {
 	// derives from snapshots and uses them where it cannot derive one.
 	// It costs a second connection per client and four statements per read.
 	ShadowVersionSets bool
+	// Deletes (predicate workload; txray run --deletes) makes an eighth of
+	// the writes range DELETEs, recorded as deletes (history.Delete). Off
+	// by default: a range read without a version set (MariaDB, SQLite, and
+	// PostgreSQL's predicate updates and deletes at read committed) cannot
+	// say whether a row it did not return was unborn or deleted once a key
+	// was deleted and re-inserted, so emme's verdict on such runs is often
+	// unknown; with PostgreSQL at repeatable read or serializable every
+	// read has a version set, and enne needs none.
+	Deletes bool
 }
 
 // Spec is a planned micro-op: kind and key; write values are drawn at
@@ -180,6 +194,14 @@ type Workload interface {
 // (history.PredRead), so the history header can declare them.
 type PredicateReader interface {
 	PredicateReads() bool
+}
+
+// TableDecls is implemented by workloads whose WHERE clauses use columns
+// beyond (k, v): the tables they declare in the history header (key
+// patterns and row columns, history/schema.go), and whose writes carry row
+// images (Op.Row).
+type TableDecls interface {
+	Tables() []history.Table
 }
 
 // Names lists the workloads New accepts.

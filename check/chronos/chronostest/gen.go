@@ -115,12 +115,11 @@ func Generate(cfg Config) *history.History {
 				if rng.Float64() < cfg.ReadFrac {
 					op := history.Op{Kind: history.Read, Key: k, Value: history.NoValue}
 					if cfg.List {
-						op.IsList = true
 						if l, ok := localList[k]; ok {
-							op.List = append([]int32{}, l...)
+							t.SetList(&op, l)
 						} else {
 							v, _ := readAt(k, clock)
-							op.List = append([]int32{}, lists[k][:v.val]...)
+							t.SetList(&op, lists[k][:v.val])
 						}
 					} else if v, ok := local[k]; ok {
 						op.Value = v

@@ -1,0 +1,260 @@
+package aion
+
+import (
+	"math/bits"
+
+	"github.com/txray/txray/history"
+)
+
+// The checker's per-key state is pointer-free and dense, so that checking
+// one op costs as few cache misses as possible and the garbage collector
+// has nothing to scan in it (docs/benchmarks.md, issue 17 item 4):
+//
+//   - keyState, one 64-byte cache line per key id, holds what the common
+//     read and write need: the last version's commit timestamp and value,
+//     the bound on pending reads' snapshots, the newest pending read, and
+//     where the key's versions are;
+//   - versions live in a pool of size-classed slots (vpool) and name their
+//     writer by an index into the writer table (writers), which holds the
+//     explanation data (id, start timestamp, the transaction while some
+//     version still names it in full);
+//   - pending reads are values in one arrival-ordered queue (readQ); a
+//     key's pending reads form a chain through it (read.prev), newest
+//     first, so inserting a read appends to the queue (sequential memory)
+//     and touches no per-key array. Reads become final in arrival order,
+//     so the queue's head is also the end of every chain.
+
+// keyState is a key's hot state: one cache line, no pointers.
+type keyState struct {
+	lastP, lastL int64 // commit timestamp of the last version (nv > 0)
+	maxP, maxL   int64 // bounds every pending read's snapshot (rhead > head)
+	lastVN       int64 // value of the last version (N; K in lastVK)
+	rhead        int64 // number+1 of the newest pending read in readQ (0: none)
+	voff         uint32
+	nv           uint32 // versions retained, sorted by commit timestamp
+	nfail        int32  // pending reads currently failing
+	vcls         uint8  // size class of the versions slot voff (0: none)
+	lastVK       uint8
+	flags        uint8
+}
+
+const (
+	// fGced: versions older than keyCold.gc were discarded.
+	fGced = 1 << iota
+	// fV0Ghost: the first version names its writer as a ghost already
+	// (Tick need not look at it).
+	fV0Ghost
+	// fActive: the key is in Checker.active: more than one version, or
+	// pending reads, or a first version not yet a ghost.
+	fActive
+	// fFailed: the key has final Ext failures a late write may re-open
+	// (Checker.failed).
+	fFailed
+)
+
+func (ks *keyState) last() history.Timestamp {
+	return history.Timestamp{P: ks.lastP, L: ks.lastL, Set: true}
+}
+
+func (ks *keyState) lastV() Val { return Val{N: ks.lastVN, K: ks.lastVK} }
+
+// keyCold is a key's rarely used state (parallel to keyState).
+type keyCold struct {
+	gcP, gcL int64 // versions committed before this were discarded (fGced)
+}
+
+// version is a committed write kept for a key. w indexes Checker.writers;
+// ghost says the version names its writer only by id and timestamps (the
+// writer's ops are no longer retained for it).
+type version struct {
+	ctsP, ctsL int64
+	vN         int64
+	w          int32
+	vK         uint8
+	ghost      bool
+}
+
+func (v *version) cts() history.Timestamp {
+	return history.Timestamp{P: v.ctsP, L: v.ctsL, Set: true}
+}
+
+func (v *version) val() Val { return Val{N: v.vN, K: v.vK} }
+
+// vpool hands out slots of versions by size class: class 0 is "no slot",
+// class 1 holds one version (a key's last one, once nothing else is
+// retained), class c ≥ 2 holds 2<<c versions (8, 16, 32, ...). Slots are recycled through
+// per-class free lists; the pages hold no pointers.
+type vpool struct {
+	cls []vclass
+}
+
+type vclass struct {
+	size  int // versions per slot (a power of two)
+	per   int // slots per page (a power of two)
+	perSh uint8
+	szSh  uint8
+	pages [][]version
+	n     uint32 // slots handed out (slot 0 is never used)
+	free  []uint32
+}
+
+// vpage is how many versions a page holds (at least one slot).
+const vpage = 1 << 15
+
+func clsSize(c uint8) int {
+	if c == 1 {
+		return 1
+	}
+	return 2 << c
+}
+
+// clsFor returns the smallest class holding n versions.
+func clsFor(n int) uint8 {
+	if n <= 1 {
+		return 1
+	}
+	c := uint8(2)
+	for clsSize(c) < n {
+		c++
+	}
+	return c
+}
+
+func (p *vpool) class(c uint8) *vclass {
+	for int(c) >= len(p.cls) {
+		s := clsSize(uint8(len(p.cls)))
+		per := max(1, vpage/s)
+		p.cls = append(p.cls, vclass{size: s, per: per, perSh: uint8(bits.TrailingZeros(uint(per))),
+			szSh: uint8(bits.TrailingZeros(uint(s))), n: 1})
+	}
+	return &p.cls[c]
+}
+
+func (p *vpool) alloc(c uint8) uint32 {
+	k := p.class(c)
+	if n := len(k.free); n > 0 {
+		s := k.free[n-1]
+		k.free = k.free[:n-1]
+		return s
+	}
+	s := k.n
+	k.n++
+	if int(s)/k.per >= len(k.pages) {
+		k.pages = append(k.pages, make([]version, k.per*k.size))
+	}
+	return s
+}
+
+func (p *vpool) release(c uint8, s uint32) {
+	if c == 0 {
+		return
+	}
+	k := &p.cls[c]
+	k.free = append(k.free, s)
+}
+
+// slot returns slot s of class c (its full capacity).
+func (p *vpool) slot(c uint8, s uint32) []version {
+	k := &p.cls[c]
+	pg := k.pages[s>>k.perSh]
+	o := int(s&uint32(k.per-1)) << k.szSh
+	return pg[o : o+k.size : o+k.size]
+}
+
+// read is a pending external read (a value in readQ).
+type read struct {
+	snapP, snapL int64
+	vN           int64
+	// prev: number+1 of the previous pending read of the same key (0:
+	// none); only numbers ≥ readQ.head are still pending.
+	prev int64
+	// cmP, cmL bound the snapshots of this read and of every older read
+	// in its key's chain, so a walk can stop early.
+	cmP, cmL int64
+	tx       int64 // number of the reading transaction in Checker.ptx
+	key      int32
+	op       int32
+	flips    int32
+	vK       uint8
+	fail     bool
+	final    bool
+}
+
+func (r *read) snap() history.Timestamp {
+	return history.Timestamp{P: r.snapP, L: r.snapL, Set: true}
+}
+
+func (r *read) val() Val { return Val{N: r.vN, K: r.vK} }
+
+// readQ holds pending reads in arrival order, numbered from 0 on; numbers
+// below head are final and their pages recycled.
+type readQ struct {
+	pages [][]read
+	base  int64 // page number of pages[0]
+	head  int64 // first read not yet final
+	tail  int64 // next number
+	spare [][]read
+}
+
+const readPageBits = 12
+const readPage = 1 << readPageBits
+
+func (q *readQ) get(n int64) *read {
+	return &q.pages[n>>readPageBits-q.base][n&(readPage-1)]
+}
+
+// push appends a zero read and returns its number.
+func (q *readQ) push() (int64, *read) {
+	n := q.tail
+	if int(n>>readPageBits-q.base) >= len(q.pages) {
+		var pg []read
+		if k := len(q.spare); k > 0 {
+			pg, q.spare = q.spare[k-1], q.spare[:k-1]
+		} else {
+			pg = make([]read, readPage)
+		}
+		q.pages = append(q.pages, pg)
+	}
+	q.tail++
+	r := q.get(n)
+	*r = read{}
+	return n, r
+}
+
+// advance makes every read below n final (head = n) and recycles pages.
+func (q *readQ) advance(n int64) {
+	q.head = n
+	k := int(n>>readPageBits - q.base)
+	if k <= 0 {
+		return
+	}
+	for _, pg := range q.pages[:k] {
+		if len(q.spare) < 16 {
+			q.spare = append(q.spare, pg)
+		}
+	}
+	m := copy(q.pages, q.pages[k:])
+	clear(q.pages[m:])
+	q.pages = q.pages[:m]
+	q.base += int64(k)
+}
+
+// writer is an entry of the writer table: what explanations need of a
+// transaction that wrote retained versions. t is nil once every version
+// naming it is a ghost; the entry is freed when no version names it.
+type writer struct {
+	t   *Txn
+	id  string
+	sts history.Timestamp
+}
+
+// wref counts the versions naming a writer in full and as a ghost (kept
+// apart from the writer table: it is small and stays in cache).
+type wref struct{ full, ghost int32 }
+
+// ptxEntry is a transaction with pending reads, in arrival order.
+type ptxEntry struct {
+	t            *Txn
+	arrived      int64 // unix nanoseconds
+	snapP, snapL int64
+}
