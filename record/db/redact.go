@@ -31,23 +31,30 @@ func Secrets(dsn string) []string {
 	var raw []string
 	// Userinfo: the part before the last '@' that precedes any '/'-path of
 	// the host part, after an optional scheme://.
-	rest := dsn
+	rests := []string{dsn}
 	if i := strings.Index(dsn, "://"); i >= 0 {
-		rest = dsn[i+3:]
+		rests[0] = dsn[i+3:]
 	} else if i := strings.Index(dsn, ":"); i >= 0 && isScheme(dsn[:i]) && strings.Contains(dsn[i+1:], "@") && !strings.Contains(dsn[:i], "@") {
-		// "scheme:user:pass@host" (opaque form) — keep the scheme out —
-		// unless what follows the '@' is a MySQL driver address
-		// ("tcp(host)/db", "/db"): then it is "user:pass@..." with a ':'
-		// in the password.
+		// "scheme:user:pass@host" (opaque form): keep the scheme out. But
+		// a MySQL driver DSN "user:pass@[net[(addr)]]/db" whose password
+		// has a ':' reads alike; when a '/' follows the '@' (MySQL DSNs
+		// always have one) both readings' passwords count (over-matching).
 		at := strings.LastIndex(dsn, "@")
-		if strings.Count(dsn[:at], ":") >= 2 && !mysqlAddr.MatchString(dsn[at+1:]) {
-			rest = dsn[i+1:]
+		if strings.Count(dsn[:at], ":") >= 2 {
+			opaque := dsn[i+1:]
+			if strings.Contains(dsn[at+1:], "/") {
+				rests = append(rests, opaque)
+			} else {
+				rests[0] = opaque
+			}
 		}
 	}
-	if at := strings.LastIndex(rest, "@"); at >= 0 {
-		cred := rest[:at]
-		if k := strings.Index(cred, ":"); k >= 0 {
-			raw = append(raw, cred[k+1:])
+	for _, rest := range rests {
+		if at := strings.LastIndex(rest, "@"); at >= 0 {
+			cred := rest[:at]
+			if k := strings.Index(cred, ":"); k >= 0 {
+				raw = append(raw, cred[k+1:])
+			}
 		}
 	}
 	for _, m := range kvSecret.FindAllStringSubmatch(dsn, -1) {
@@ -95,10 +102,6 @@ func Secrets(dsn string) []string {
 	sort.Slice(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
 	return out
 }
-
-// mysqlAddr matches what follows the '@' of a MySQL driver DSN:
-// [net[(addr)]]/dbname.
-var mysqlAddr = regexp.MustCompile(`^([A-Za-z0-9]*(\([^)]*\))?)?/`)
 
 func isScheme(s string) bool {
 	if s == "" {
