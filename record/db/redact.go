@@ -31,15 +31,22 @@ func Secrets(dsn string) []string {
 	var raw []string
 	// Userinfo: the part before the last '@' that precedes any '/'-path of
 	// the host part, after an optional scheme://.
+	// The readings of the address whose passwords count (over-matching
+	// where two readings are possible).
 	rests := []string{dsn}
-	if i := strings.Index(dsn, "://"); i >= 0 {
+	at := strings.LastIndex(dsn, "@")
+	// A MySQL driver DSN "user:pass@[net[(addr)]]/db" has a password that
+	// may itself contain ':' or "//", so it can read like a URL.
+	mysqlish := at >= 0 && mysqlNet.MatchString(dsn[at+1:])
+	if i := strings.Index(dsn, "://"); i >= 0 && isScheme(dsn[:i]) {
 		rests[0] = dsn[i+3:]
+		if mysqlish {
+			rests = append(rests, dsn)
+		}
 	} else if i := strings.Index(dsn, ":"); i >= 0 && isScheme(dsn[:i]) && strings.Contains(dsn[i+1:], "@") && !strings.Contains(dsn[:i], "@") {
-		// "scheme:user:pass@host" (opaque form): keep the scheme out. But
-		// a MySQL driver DSN "user:pass@[net[(addr)]]/db" whose password
-		// has a ':' reads alike; when a '/' follows the '@' (MySQL DSNs
-		// always have one) both readings' passwords count (over-matching).
-		at := strings.LastIndex(dsn, "@")
+		// "scheme:user:pass@host" (opaque form): keep the scheme out, but
+		// when a '/' follows the '@' it may be a MySQL DSN whose password
+		// has a ':', and both readings count.
 		if strings.Count(dsn[:at], ":") >= 2 {
 			opaque := dsn[i+1:]
 			if strings.Contains(dsn[at+1:], "/") {
@@ -102,6 +109,10 @@ func Secrets(dsn string) []string {
 	sort.Slice(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
 	return out
 }
+
+// mysqlNet matches what follows the '@' of a MySQL driver DSN: a network
+// with an address in parentheses, or the "/dbname" directly.
+var mysqlNet = regexp.MustCompile(`^([A-Za-z0-9]*\(|/)`)
 
 func isScheme(s string) bool {
 	if s == "" {
