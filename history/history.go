@@ -79,8 +79,9 @@ const (
 	// version set (Predicate.VersionSet) can name it. A deleted version
 	// matches no predicate, and an item read observes it as absent: a
 	// register Read of NoValue, or of the tombstone's Value where the
-	// source knows which deleted version was read (white-box evidence).
-	// For ordering, intermediate writes and "a transaction's last write
+	// source knows which deleted version was read (white-box evidence;
+	// Evidence.TombstoneReads says it always does, so NoValue is then the
+	// initial version). For ordering, intermediate writes and "a transaction's last write
 	// of a key" a Delete counts as a write of Key (IsWrite).
 	Delete
 )
@@ -446,6 +447,12 @@ type Evidence struct {
 	// Certificate evidence (certificate.go).
 	VersionSets bool   `json:"version_sets,omitempty"` // some PredRead ops carry a version set
 	SerialOrder string `json:"serial_order,omitempty"` // SerialCommit or SerialStart: the expected serialization order
+	// TombstoneReads: an item read that observed a deleted version names
+	// its tombstone (the source knows which version it read), so a nil
+	// item read is the key's initial version exactly. Without it a nil
+	// read of a key with deleted versions is the initial version or one
+	// of the deleted ones (see Delete).
+	TombstoneReads bool `json:"tombstone_reads,omitempty"`
 }
 
 // Header holds run metadata from the native format's header line or the

@@ -486,7 +486,7 @@ func TestPostgresPredicateDeletes(t *testing.T) {
 			if level == db.RepeatableRead {
 				wantValid(t, checkWith(t, h, "emme", "snapshot-isolation", nil))
 			} else {
-				wantValidOrPGSSIFinding(t, u, checkWith(t, h, "emme", "serializable", nil))
+				wantValidOrPGSSIFinding(t, u, h, checkWith(t, h, "emme", "serializable", nil))
 			}
 		})
 	}

@@ -721,6 +721,7 @@ type polled struct {
 func (r *recorder) poller(ctx context.Context, period time.Duration) (<-chan polled, func()) {
 	out := make(chan polled)
 	done := make(chan struct{})
+	stream := r.stream // the recorder clears r.stream only after a failed read, which ends this goroutine
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
@@ -734,7 +735,7 @@ func (r *recorder) poller(ctx context.Context, period time.Duration) (<-chan pol
 			case <-t.C:
 			}
 			pctx, cancel := context.WithTimeout(ctx, r.cfg.StatementTimeout)
-			recs, err := r.stream.Poll(pctx)
+			recs, err := stream.Poll(pctx)
 			cancel()
 			select {
 			case out <- polled{recs, err}:

@@ -245,7 +245,8 @@ func newEngine(cfg Config, sink Sink, quiet bool) *engine {
 		h.Header.Extra["fault."+f.Name+".prob"] = strconv.FormatFloat(f.Prob, 'g', -1, 64)
 	}
 	h.Evidence = history.Evidence{Sessions: true, ClientTime: true, OpTime: true, Timestamps: true,
-		VersionOrder: true, CommitOrder: true, PredicateRead: cfg.PredicateReads > 0, VersionSets: cfg.PredicateReads > 0}
+		VersionOrder: true, CommitOrder: true, PredicateRead: cfg.PredicateReads > 0, VersionSets: cfg.PredicateReads > 0,
+		TombstoneReads: cfg.Deletes > 0}
 	e.seqs = make([]int32, cfg.Clients)
 	e.ready = make([]int64, cfg.Clients)
 	e.sess = make([]int32, cfg.Clients)
@@ -1213,7 +1214,9 @@ func (e *engine) predRead(h *history.History, t *txn, i int, rec history.Status)
 		vsRow := history.Row{Key: h.Keys.Int(t.ops[j].ks.key), Value: history.NoValue}
 		if r.val != 0 {
 			vsRow.Value = h.Values.Int(r.val)
-			p.Result = append(p.Result, vsRow)
+			if !e.wl.dead[r.val] { // a deleted row is not returned
+				p.Result = append(p.Result, vsRow)
+			}
 		}
 		p.VersionSet = append(p.VersionSet, vsRow)
 	}

@@ -331,6 +331,15 @@ type Config struct {
 	// that did not complete, is left out (its result is not known), as the
 	// recorder does. Default 0; EDN and chronos output cannot carry them.
 	PredicateReads float64
+	// Deletes (rw-register only) is the probability that a write is a
+	// delete instead: it installs a deleted version of the key (its
+	// tombstone is a fresh unique value, recorded as a history.Delete),
+	// scheduled, locked and faulted like any write. A later write
+	// re-inserts the row. An item read of a deleted version is recorded
+	// naming its tombstone (the simulator knows which version it read); a
+	// predicate read does not return the row, and its version set names
+	// the tombstone. Default 0.
+	Deletes float64
 	// AbortRate is the probability that a client rolls a transaction back
 	// itself at the end (these aborts happen at every level).
 	AbortRate float64
@@ -410,7 +419,7 @@ func (c Config) normalize() (Config, error) {
 	for _, p := range []struct {
 		n string
 		v float64
-	}{{"read ratio", c.ReadRatio}, {"locking-read ratio", c.LockingReads}, {"abort rate", c.AbortRate}, {"info rate", c.InfoRate}, {"predicate-read ratio", c.PredicateReads}} {
+	}{{"read ratio", c.ReadRatio}, {"locking-read ratio", c.LockingReads}, {"abort rate", c.AbortRate}, {"info rate", c.InfoRate}, {"predicate-read ratio", c.PredicateReads}, {"delete ratio", c.Deletes}} {
 		if !(p.v >= 0 && p.v <= 1) {
 			return c, fmt.Errorf("%s %v is not in [0,1]", p.n, p.v)
 		}
@@ -420,6 +429,9 @@ func (c Config) normalize() (Config, error) {
 	}
 	if c.PredicateReads > 0 && c.Workload != RWRegister {
 		return c, fmt.Errorf("predicate reads need the %s workload (rows are key/value pairs)", RWRegister)
+	}
+	if c.Deletes > 0 && (c.Workload != RWRegister || c.Mix != "" || IsReplicated(c.Level)) {
+		return c, fmt.Errorf("deletes need the %s workload without a mix, at a non-replicated level", RWRegister)
 	}
 	for _, f := range c.Faults {
 		if faultIdx(f.Name) < 0 {

@@ -20,8 +20,10 @@ type workload struct {
 	writes  []int
 	nextKey int64
 	nextVal int64
-	zipf    *rand.Zipf
-	hot     int
+	// dead: the values that are tombstones (Config.Deletes).
+	dead map[int64]bool
+	zipf *rand.Zipf
+	hot  int
 }
 
 func newWorkload(cfg Config, r *rand.Rand, e *engine) *workload {
@@ -93,6 +95,13 @@ func (w *workload) plan(t *txn) {
 		}
 		w.nextVal++
 		o.val = w.nextVal
+		if c.Deletes > 0 && w.r.Float64() < c.Deletes {
+			o.kind = history.Delete
+			if w.dead == nil {
+				w.dead = map[int64]bool{}
+			}
+			w.dead[o.val] = true
+		}
 		if !t.plansWrite(ks) {
 			t.writes = append(t.writes, ks)
 		}

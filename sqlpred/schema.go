@@ -24,11 +24,34 @@ type Schema struct {
 	keyTable []int32
 	// keyCols: scratch for key column values.
 	keyCols []history.Cell
+	// dead: (key, value) of every Delete op's tombstone (nil: none).
+	dead map[uint64]bool
 }
 
 // NewSchema returns a Schema for h.
 func NewSchema(h *history.History) *Schema {
-	return &Schema{h: h, preds: map[[2]string]*TablePred{}}
+	s := &Schema{h: h, preds: map[[2]string]*TablePred{}}
+	if h.HasDeletes() {
+		s.dead = map[uint64]bool{}
+		for i := range h.Txns {
+			for _, o := range h.Txns[i].Ops {
+				if o.Kind == history.Delete {
+					s.dead[history.PackKV(o.Key, o.Value)] = true
+				}
+			}
+		}
+	}
+	return s
+}
+
+// Deleted reports whether version value of key is a deleted row: a Delete
+// op's tombstone, or a write whose row image says deleted.
+func (s *Schema) Deleted(key, value int32) bool {
+	if s.dead != nil && s.dead[history.PackKV(key, value)] {
+		return true
+	}
+	img, ok := s.h.RowImage(key, value)
+	return ok && img.Deleted
 }
 
 // TablePred is a WHERE clause compiled for one table of a Schema.
@@ -162,7 +185,8 @@ func ScalarValue(s history.Scalar) Value {
 
 // Matches reports whether version value of key matches the clause (Emme's
 // matches oracle, the seed paper §3). The unborn version (NoValue) and a
-// deleted version (a row image with Deleted) match nothing. Errors: the
+// deleted version (a Delete op's tombstone, or a row image with Deleted)
+// match nothing. Errors: the
 // clause did not compile; key is not a row of a declared table; a column
 // the clause uses is not recorded for the version (no row image, or the
 // image lacks it); an evaluation error (a type mismatch).
@@ -171,13 +195,10 @@ func (tp *TablePred) Matches(key, value int32) (bool, error) {
 		return false, tp.Err
 	}
 	h := tp.s.h
-	if value == history.NoValue {
+	if value == history.NoValue || tp.s.Deleted(key, value) {
 		return false, nil
 	}
 	if tp.table < 0 {
-		if img, ok := h.RowImage(key, value); ok && img.Deleted {
-			return false, nil
-		}
 		tp.row[0], tp.row[1] = ScalarValue(h.Keys.Get(key)), ScalarValue(h.Values.Get(value))
 		return tp.P.Matches(tp.row)
 	}
@@ -185,9 +206,6 @@ func (tp *TablePred) Matches(key, value int32) (bool, error) {
 		return false, fmt.Errorf("key %s is not a row of table %s (key pattern %s)", h.KeyName(key), tp.name, h.Header.Tables[tp.table].Key)
 	}
 	img, hasImg := h.RowImage(key, value)
-	if hasImg && img.Deleted {
-		return false, nil
-	}
 	t := &h.Header.Tables[tp.table]
 	kc, ok := t.Match(h.Keys.Get(key), tp.s.keyCols[:0])
 	tp.s.keyCols = kc
@@ -225,7 +243,7 @@ func (tp *TablePred) Describe(key, value int32) string {
 	if value == history.NoValue {
 		return "unborn"
 	}
-	if img, ok := h.RowImage(key, value); ok && img.Deleted {
+	if tp.s.Deleted(key, value) {
 		return "deleted"
 	}
 	if tp.table < 0 {

@@ -28,6 +28,8 @@ func TestSchemaMatches(t *testing.T) {
 	must(h.SetRowImage(k, v10, img(5)))
 	must(h.SetRowImage(k, v11, img(6)))
 	must(h.SetRowImage(k, v12, &history.RowImage{Deleted: true}))
+	v14 := h.Values.Int(14)
+	h.Add(history.Txn{Status: history.Committed, Ops: []history.Op{{Kind: history.Delete, Key: k, Value: v14}}})
 	s := NewSchema(h)
 	for _, c := range []struct {
 		table, where string

@@ -3,8 +3,8 @@
 // arrive one at a time, in any order across sessions (in session order within
 // a session), each with its start and commit timestamps; the checker keeps,
 // per key, a versioned frontier (committed versions ordered by commit
-// timestamp) and the pending external reads ordered by snapshot, and
-// re-checks the affected reads when a write arrives late.
+// timestamp) and the pending external reads, and re-checks the affected
+// reads when a write arrives late.
 //
 // Axioms checked (the same as package chronos; key-value data model):
 // Session (a session's next transaction starts no earlier than its
@@ -37,7 +37,7 @@
 //
 // Memory (the watermark rule). State is kept only for transactions whose
 // verdicts are not final, so the live state is about (arrival rate) ×
-// FinalAfter × (~1.5 KB per 15-op transaction), plus one entry per key and
+// FinalAfter × (~1.3 KB per 15-op transaction), plus one entry per key and
 // per session and the interned keys and string values (which grow with
 // the number of distinct keys and string values seen). Let W be the smallest snapshot timestamp of
 // any transaction whose verdicts are not yet final (or, when none is
@@ -63,6 +63,19 @@
 // (txray gen rw-register, snapshot-isolation, 50 clients, 1,000 keys live,
 // zipfian, 15 ops; 2.3 million keys over the run) in about 500 MB
 // (docs/benchmarks.md, Issue 4).
+//
+// Layout (state.go). The per-key state is pointer-free and dense by key id
+// so that checking an op costs few cache misses and the garbage collector
+// scans nothing of it: a 64-byte key line (the last version's commit
+// timestamp and value, the bound on pending reads' snapshots, the newest
+// pending read), versions in pooled slots naming their writer by an index
+// into a writer table that holds the explanation data (reference-counted:
+// a writer loses its ops when only ghost versions name it, and its entry
+// when none does), and pending reads as values in one arrival-ordered
+// queue, chained per key. Add loads every key line and version slot a
+// transaction needs in one pass of independent loads before checking it,
+// so the processor overlaps those misses (docs/benchmarks.md, issue 17
+// item 4).
 package aion
 
 import (
@@ -653,9 +666,13 @@ func (c *Checker) install(t *Txn, o *Op, w int32, tx int64) {
 			for x := i - 1; x >= 0 && less(t.StartTS.P, t.StartTS.L, vs[x].ctsP, vs[x].ctsL); x-- {
 				c.noConflict(c.writerString(&vs[x]), c.writers[vs[x].w].sts, vs[x].cts(), c.txnString(t), t.StartTS, cts, o.Key, vs[x].cts())
 			}
-			// writers whose interval contains t.cts
-			for x := i; x < n && c.writers[vs[x].w].sts.Less(cts); x++ {
-				c.noConflict(c.txnString(t), t.StartTS, cts, c.writerString(&vs[x]), c.writers[vs[x].w].sts, vs[x].cts(), o.Key, cts)
+			// writers whose interval contains t.cts: every later
+			// version is looked at (a writer committing later may have
+			// started earlier than one committing before it)
+			for x := i; x < n; x++ {
+				if sts := c.writers[vs[x].w].sts; sts.Less(cts) {
+					c.noConflict(c.txnString(t), t.StartTS, cts, c.writerString(&vs[x]), sts, vs[x].cts(), o.Key, cts)
+				}
 			}
 		}
 	}

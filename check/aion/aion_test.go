@@ -410,3 +410,23 @@ func TestKeyStateOneCacheLine(t *testing.T) {
 		t.Errorf("version is %d bytes, want 32", s)
 	}
 }
+
+// TestNoConflictLateWriterOverlapsTwo: a writer arriving late (T0, [0,10])
+// overlaps a writer committing right after it that started later (T1,
+// [19,20]: no overlap) and one committing after that which started
+// earlier (T2, [6,30]: overlap). Versions are ordered by commit, not by
+// start, so every later version is looked at: 2 NoConflict violations
+// (T1–T2 and T0–T2), as package chronos finds offline (found by
+// FuzzOnlineAgreesWithChronos).
+func TestNoConflictLateWriterOverlapsTwo(t *testing.T) {
+	c, _ := newTest("snapshot-isolation")
+	for _, x := range []*Txn{tx(c, "2", "a", 6, 30, "w x 2"), tx(c, "1", "b", 19, 20, "w x 1"), tx(c, "0", "c", 0, 10, "w x 0")} {
+		if err := c.Add(x); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := c.Close()
+	if r.Verdict != check.Invalid || countType(r, TypeNoConflict) != 2 {
+		t.Fatalf("got %v %v", r.Verdict, r.Anomalies)
+	}
+}

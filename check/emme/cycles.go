@@ -3,6 +3,7 @@ package emme
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/txray/txray/check"
@@ -102,9 +103,16 @@ func (g *csr) sccs() (comp []int32, size []int32) {
 // shortestCycle returns the edge indices of a shortest cycle through r
 // inside r's component (BFS).
 func (g *csr) shortestCycle(r int32, comp []int32, seen []int32, parent []int32, stamp int32) []int32 {
-	c := comp[r]
-	queue := []int32{r}
-	seen[r] = stamp
+	return g.bfs(r, r, comp, seen, parent, stamp)
+}
+
+// bfs returns the edge indices of a shortest non-empty path from s to t
+// inside s's component (a cycle when t == s), nil if none. seen and parent
+// are per-node scratch arrays; stamp marks this search's visits.
+func (g *csr) bfs(s, t int32, comp []int32, seen []int32, parent []int32, stamp int32) []int32 {
+	c := comp[s]
+	queue := []int32{s}
+	seen[s] = stamp
 	for h := 0; h < len(queue); h++ {
 		v := queue[h]
 		for a := g.off[v]; a < g.off[v+1]; a++ {
@@ -112,18 +120,16 @@ func (g *csr) shortestCycle(r int32, comp []int32, seen []int32, parent []int32,
 			if comp[w] != c {
 				continue
 			}
-			if w == r {
-				// unwind: r -> ... -> v -> r
-				path := []int32{g.eid[a]}
-				for x := v; x != r; {
+			if w == t {
+				// unwind: s -> ... -> v -> t
+				p := []int32{g.eid[a]}
+				for x := v; x != s; {
 					pa := parent[x]
-					path = append(path, g.eid[pa])
+					p = append(p, g.eid[pa])
 					x = g.from(pa)
 				}
-				for i, j := 0, len(path)-1; i < j; i, j = i+1, j-1 {
-					path[i], path[j] = path[j], path[i]
-				}
-				return path
+				slices.Reverse(p)
+				return p
 			}
 			if seen[w] != stamp {
 				seen[w] = stamp
@@ -320,39 +326,12 @@ func (d *deps) predicateCycles(g *csr, comp, size []int32, seenCycle map[string]
 }
 
 // path returns the edge indices of a shortest path from s to t inside
-// their component (BFS), nil if none.
+// their component (BFS), nil if none; empty when s == t.
 func (g *csr) path(s, t int32, comp []int32, seen []int32, parent []int32, stamp int32) []int32 {
 	if s == t {
 		return []int32{}
 	}
-	c := comp[s]
-	queue := []int32{s}
-	seen[s] = stamp
-	for h := 0; h < len(queue); h++ {
-		v := queue[h]
-		for a := g.off[v]; a < g.off[v+1]; a++ {
-			w := g.to[a]
-			if comp[w] != c || seen[w] == stamp {
-				continue
-			}
-			seen[w] = stamp
-			parent[w] = a
-			if w == t {
-				var p []int32
-				for x := t; x != s; {
-					pa := parent[x]
-					p = append(p, g.eid[pa])
-					x = g.from(pa)
-				}
-				for i, j := 0, len(p)-1; i < j; i, j = i+1, j-1 {
-					p[i], p[j] = p[j], p[i]
-				}
-				return p
-			}
-			queue = append(queue, w)
-		}
-	}
-	return nil
+	return g.bfs(s, t, comp, seen, parent, stamp)
 }
 
 func cycleKey(d *deps, cyc []int32) string {

@@ -1,7 +1,6 @@
 package emme
 
 import (
-	"slices"
 	"strings"
 	"testing"
 
@@ -21,11 +20,7 @@ func (b *hb) del(k, v int64) history.Op {
 // that saw the row and a predicate-wr source of a read that did not), and
 // that item reads observe as absent.
 func TestDeleteAnomalies(t *testing.T) {
-	cases := []struct {
-		name  string
-		build func(b *hb)
-		wants []want
-	}{
+	runAnomalyCases(t, []anomalyCase{
 		{
 			// Delete skew: rows 5 and 15 exist (T0). T1 reads [0,9]
 			// (row 5) and deletes 15; T2 reads [10,19] (row 15) and
@@ -220,24 +215,7 @@ func TestDeleteAnomalies(t *testing.T) {
 			},
 			wants: []want{{"serializable", check.Unknown, nil}},
 		},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			b := newHB()
-			c.build(b)
-			for _, w := range c.wants {
-				r := run(t, b.h, w.model)
-				if r.Verdict != w.verdict {
-					t.Errorf("%s: verdict %s, want %s (reason %q, anomalies %v)", w.model, r.Verdict, w.verdict, r.Reason, r.AnomalyTypes)
-				}
-				for _, ty := range w.types {
-					if !slices.Contains(r.AnomalyTypes, ty) {
-						t.Errorf("%s: anomaly types %v lack %s", w.model, r.AnomalyTypes, ty)
-					}
-				}
-			}
-		})
-	}
+	})
 }
 
 // TestDeleteCycleExplained: the delete skew's explanation names the deleted

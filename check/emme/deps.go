@@ -67,6 +67,9 @@ type deps struct {
 	// dead: (key, value) of every Delete op's tombstone (nil: no deletes).
 	dead map[uint64]struct{}
 	vers map[int32]*keyVers
+	// keys: the keys of vers, sorted (edges are added in this order, so
+	// the cycles found, and the report, do not depend on map order).
+	keys []int32
 	pos  map[uint64]int32 // (key, value) -> position in its key's order
 	// committed: the transaction installed its writes (committed, or
 	// unknown with its writes in the version order).
@@ -190,6 +193,7 @@ func (d *deps) certificate() {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
+	d.keys = keys
 	for _, k := range keys {
 		ord := h.VersionOrder[k]
 		kv := &keyVers{vals: ord, writers: make([]int32, len(ord))}
@@ -239,7 +243,7 @@ func (d *deps) certificate() {
 			}
 		}
 	}
-	for k := range d.vers {
+	for _, k := range d.keys {
 		s := h.Keys.Get(k)
 		if s.IsStr {
 			d.strKeys = append(d.strKeys, k)
@@ -288,7 +292,8 @@ func cmpI(a, b int64) int {
 
 // ww adds a write dependency between consecutive versions of every key.
 func (d *deps) ww() {
-	for k, kv := range d.vers {
+	for _, k := range d.keys {
+		kv := d.vers[k]
 		for p := 1; p < len(kv.vals); p++ {
 			d.add(kv.writers[p-1], kv.writers[p], kWW, -1, k, kv.vals[p-1], kv.vals[p], history.NoValue)
 		}
@@ -412,7 +417,7 @@ func (d *deps) itemRead(t int32, j int, k, v int32, what string) {
 	if !ok {
 		return
 	}
-	if p < 0 && d.dead != nil {
+	if p < 0 && d.dead != nil && !d.h.Evidence.TombstoneReads {
 		if kv := d.vers[k]; kv != nil && kv.dead != nil {
 			// nil: the initial version or one of the deleted ones
 			d.stats.ambiguous++

@@ -32,7 +32,8 @@
 // evaluated the deleted version), and are absent to item reads. An item
 // read of nil on a key with deleted versions does not say which absent
 // version (initial or which deleted one) it read: a reason for unknown,
-// unless the read names the tombstone.
+// unless the history declares that reads name the deleted versions they
+// saw (Evidence.TombstoneReads: nil is then the initial version).
 //
 // Version sets come from history.Predicate.VersionSet when the source
 // recorded one (the recorder, from PostgreSQL snapshots). Otherwise they

@@ -112,11 +112,7 @@ type want struct {
 // TestAnomalies: one hand-built history per anomaly, judged under several
 // models. Names follow Adya 1999 §4 and the seed paper's anomaly list.
 func TestAnomalies(t *testing.T) {
-	cases := []struct {
-		name  string
-		build func(b *hb)
-		wants []want
-	}{
+	runAnomalyCases(t, []anomalyCase{
 		{
 			// Phantom write skew (the seed paper's Fig. 1 situation: each
 			// transaction's range read misses the row the other inserts).
@@ -393,7 +389,21 @@ func TestAnomalies(t *testing.T) {
 			},
 			wants: []want{{"serializable", check.Unknown, nil}},
 		},
-	}
+	})
+}
+
+// anomalyCase is one hand-built history and the verdicts it must get.
+type anomalyCase struct {
+	name  string
+	build func(b *hb)
+	wants []want
+}
+
+// runAnomalyCases checks each case under each of its models: the verdict,
+// the anomaly types that must be present, and that every anomaly is
+// explained and names its transactions.
+func runAnomalyCases(t *testing.T, cases []anomalyCase) {
+	t.Helper()
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			b := newHB()

@@ -1,8 +1,6 @@
 package enne
 
 import (
-	"slices"
-	"strings"
 	"testing"
 
 	"github.com/txray/txray/check"
@@ -19,13 +17,7 @@ func (b *hb) del(k, v int64) history.Op {
 // row deleted before a reader's place in the expected order and still
 // returned, or a row re-inserted and missed, breaks the order.
 func TestReplayDeletes(t *testing.T) {
-	cases := []struct {
-		name    string
-		build   func(b *hb)
-		verdict check.Verdict
-		types   []string
-		expl    []string
-	}{
+	runReplayCases(t, []replayCase{
 		{
 			name: "valid-delete-and-reinsert",
 			build: func(b *hb) {
@@ -115,25 +107,5 @@ func TestReplayDeletes(t *testing.T) {
 			},
 			verdict: check.Valid,
 		},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			b := newHB()
-			c.build(b)
-			r := run(t, b.h)
-			if r.Verdict != c.verdict {
-				t.Fatalf("verdict %s (%s) %v, want %s\n%+v", r.Verdict, r.Reason, r.AnomalyTypes, c.verdict, r.Anomalies)
-			}
-			for _, ty := range c.types {
-				if !slices.Contains(r.AnomalyTypes, ty) {
-					t.Errorf("types %v lack %s", r.AnomalyTypes, ty)
-				}
-			}
-			for _, s := range c.expl {
-				if !strings.Contains(r.Anomalies[0].Explanation, s) {
-					t.Errorf("explanation lacks %q:\n%s", s, r.Anomalies[0].Explanation)
-				}
-			}
-		})
-	}
+	})
 }

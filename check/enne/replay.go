@@ -171,9 +171,10 @@ func (s *Replay) isDead(k, v int32) bool {
 func (s *Replay) absent(k, v int32) bool { return v == history.NoValue || s.isDead(k, v) }
 
 // sees reports whether a read that returned v agrees with state e: the
-// same version, or nil for an absent (deleted) one.
+// same version, or nil for an absent (deleted) one, unless reads name the
+// deleted versions they saw (Evidence.TombstoneReads).
 func (s *Replay) sees(k, v, e int32) bool {
-	return v == e || (v == history.NoValue && s.isDead(k, e))
+	return v == e || (v == history.NoValue && !s.h.Evidence.TombstoneReads && s.isDead(k, e))
 }
 
 func (s *Replay) own(k int32) (int32, bool) {
@@ -505,7 +506,7 @@ func (s *Replay) at(k, x int32) int32 {
 func (s *Replay) bounds(k, v int32) (lo, hi int32, ok bool) {
 	n := int32(len(s.order))
 	vs := s.st.Versions(k)
-	if v == history.NoValue && s.dead != nil {
+	if v == history.NoValue && s.dead != nil && !s.h.Evidence.TombstoneReads {
 		for _, x := range vs {
 			if s.isDead(k, x.Val) {
 				// absent: the initial version or a deleted one, which

@@ -42,8 +42,11 @@ type OnlineOptions struct {
 // are added as they complete, traces are dispatched in batches up to the
 // watermark (the smallest latest before-timestamp over open sessions), and
 // state no future transaction can need is collected, so memory stays flat
-// (per-key state is kept for every key seen: key and value ids must be
-// stable for the verifier's lifetime). A session that stops sending holds
+// but for per-key state: every key written keeps its last version, in a
+// 64-byte record once settled (keys.go; bounded by OnlineOptions.MaxKeys),
+// and key and value ids must be stable for the verifier's lifetime. The
+// records of collected transactions, for explanations only, go to an
+// unlinked temporary file (spill.go), closed by Flush. A session that stops sending holds
 // the watermark back: call EndSession, or Advance with a time bound. Not
 // safe for concurrent use.
 type Online struct {

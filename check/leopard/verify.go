@@ -377,8 +377,9 @@ func (e *engine) end(t *txn) {
 			status: t.status, hasVersion: t.status != history.Aborted, sureCommit: t.status == history.Committed, locked: we.locked,
 			list: int(we.op) < len(t.ref.Ops) && t.ref.Ops[we.op].Kind == history.Append}
 		if len(we.earlier) > 0 {
-			// A copy: a pointer to we.earlier would keep t's whole
-			// write set alive as long as the version stays.
+			// Its own slice header: a pointer to we.earlier, inside
+			// t.writes, would keep t's whole write set alive as long as
+			// the version stays.
 			ev := slices.Clip(we.earlier)
 			w.earlier = &ev
 		}

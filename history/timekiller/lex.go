@@ -376,6 +376,22 @@ func (l *Lexer) Int64() (int64, error) {
 	return n, nil
 }
 
+// Window returns the unread bytes already in the buffer (no read), for a
+// caller's fast path; see Consume.
+func (l *Lexer) Window() []byte { return l.buf[l.pos:] }
+
+// Consume advances past the first n bytes of Window, which hold nl
+// newlines.
+func (l *Lexer) Consume(n, nl int) {
+	l.pos += n
+	l.line += nl
+}
+
+// FastInt reads, from b at i, a plain decimal integer of at most 18
+// digits followed by a byte of b that is not a digit; it returns the value
+// and the index after it, or false.
+func FastInt(b []byte, i int) (n int64, j int, ok bool) { return fastInt(b, i) }
+
 // fastInt reads a plain decimal integer of at most 18 digits that lies
 // wholly in the buffer and is followed by a delimiter (',', '}', ']' or
 // white space); otherwise it consumes nothing and reports false.
@@ -476,6 +492,9 @@ func (l *Lexer) skip(depth int) error {
 		_, err := l.Literal()
 		return err
 	default:
+		if _, ok := l.fastInt(); ok {
+			return nil // a plain integer, read without copying
+		}
 		_, err := l.Number()
 		return err
 	}

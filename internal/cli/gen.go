@@ -52,7 +52,8 @@ Every evidence layer is recorded: sessions (one per client), client
 invoke/complete per transaction and per micro-op (simulated nanoseconds),
 start/commit timestamps, the version order of every key, and with
 --predicate-reads (rw-register, jsonl) predicate reads with the version set
-each returned. The header's
+each returned; --deletes (rw-register, jsonl) makes writes deletes (deleted
+versions, "d" ops). The header's
 "extra" map records the simulator settings and, for each --fault, how many
 times it fired ("fault.NAME"); a fault that fired 0 times did not manifest.
 
@@ -87,6 +88,7 @@ Example:
 	fl.Float64Var(&f.cfg.ReadRatio, "read-ratio", d.ReadRatio, "probability that a micro-op is a read")
 	fl.StringVar(&f.cfg.Mix, "mix", "", "workload mix (rw-register; overrides --read-ratio): "+strings.Join(sim.MixNames(), "|"))
 	fl.Float64Var(&f.cfg.LockingReads, "locking-reads", 0, "probability that a read is a locking read (SELECT ... FOR UPDATE)")
+	fl.Float64Var(&f.cfg.Deletes, "deletes", 0, "probability that a write deletes the row instead, recorded as a delete with a fresh tombstone (rw-register, jsonl only)")
 	fl.Float64Var(&f.cfg.PredicateReads, "predicate-reads", 0, "probability that a read is a predicate read over 2-4 keys, recorded with the version set it returned (rw-register, jsonl only)")
 	fl.Float64Var(&f.abortRt, "abort-rate", 0.02, "probability that a client rolls a transaction back")
 	fl.Float64Var(&f.cfg.InfoRate, "info-rate", 0, "probability that an outcome is recorded as unknown")
@@ -146,6 +148,9 @@ func runGen(cmd *cobra.Command, f *genFlags) error {
 	case "jsonl", "edn", "chronos":
 	default:
 		return UsageErrorf("--format %q: want jsonl, edn or chronos", f.format)
+	}
+	if cfg.Deletes > 0 && f.format != "jsonl" {
+		return UsageErrorf("--deletes: the %s format cannot carry deletes (use jsonl)", f.format)
 	}
 	if cfg.PredicateReads > 0 && f.format != "jsonl" {
 		return UsageErrorf("--predicate-reads: the %s format cannot carry predicate reads (use jsonl)", f.format)

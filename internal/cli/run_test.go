@@ -9,6 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/txray/txray/check"
+	"github.com/txray/txray/history"
+	"github.com/txray/txray/history/jsonl"
+	"github.com/txray/txray/internal/findings"
 	"github.com/txray/txray/internal/testenv"
 	"github.com/txray/txray/record/db"
 )
@@ -91,8 +95,20 @@ func TestRunPostgresBars(t *testing.T) {
 	}{{"read-committed", ExitInvalid}, {"serializable", ExitValid}} {
 		t.Run(tc.level, func(t *testing.T) {
 			var out, errb bytes.Buffer
+			dir := t.TempDir()
 			code := Main([]string{"run", "--db", u, "--level", tc.level, "--workload", "list-append",
-				"--clients", "8", "--keys", "5", "--txns", "2000", "--quiet", "--out", t.TempDir()}, &out, &errb)
+				"--clients", "8", "--keys", "5", "--txns", "2000", "--quiet", "--out", dir}, &out, &errb)
+			if code == ExitInvalid && tc.code == ExitValid {
+				// PostgreSQL 15's SERIALIZABLE sometimes commits a G2-item
+				// itself (docs/findings.md); that true finding, confirmed by
+				// an independent checker, is not what this test is about.
+				ok, why := pgSSIRace(t, filepath.Join(dir, "history.jsonl"))
+				if ok {
+					t.Log(why)
+					return
+				}
+				t.Logf("not PostgreSQL's SSI race: %s", why)
+			}
 			if code != tc.code {
 				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tc.code, out.String(), errb.String())
 			}
@@ -102,4 +118,29 @@ func TestRunPostgresBars(t *testing.T) {
 			}
 		})
 	}
+}
+
+// pgSSIRace checks the recorded history at path with list-append under
+// serializable and asks findings.PostgresSSIRace whether the invalid
+// verdict is PostgreSQL's own SSI race.
+func pgSSIRace(t *testing.T, path string) (bool, string) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	h, err := jsonl.Decode(f, history.DecodeOptions{Name: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, ok := check.Lookup("list-append")
+	if !ok {
+		t.Fatal("list-append is not registered")
+	}
+	r, err := c.Check(context.Background(), h, check.Options{Model: "serializable"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return findings.PostgresSSIRace(context.Background(), h, r)
 }

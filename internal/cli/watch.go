@@ -103,13 +103,12 @@ txray check.`,
 			if memLimit > 0 {
 				// A soft limit: the Go runtime collects harder near it. The
 				// checker's live state is about (arrival rate) × --final-after
-				// × ~1.5 KB per 15-op transaction (see package check/aion).
+				// × ~1.3 KB per 15-op transaction (see package check/aion).
 				debug.SetMemoryLimit(memLimit << 20)
 				// Under a limit, collect less often than the default
 				// (heap growth 300 % instead of 100 % between
-				// collections; the limit still caps the heap): the
-				// checker's state is pointer-rich and each collection
-				// scans all of it.
+				// collections; the limit still caps the heap): each
+				// collection scans the transactions in the window.
 				debug.SetGCPercent(300)
 			}
 			hc := watchHTTPConfig{addr: httpAddr, readTimeout: readTimeout, maxBody: maxBody}

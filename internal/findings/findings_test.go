@@ -129,3 +129,45 @@ func TestPostgresSSIOpenStructureNotAnomaly(t *testing.T) {
 		t.Error("leopard did not apply under postgres:serializable")
 	}
 }
+
+// TestPostgresSSIRaceRecognised: PostgresSSIRace explains list-append's
+// G2-item on the recorded finding (polygraph confirms it) and explains
+// nothing else: not a valid verdict, not a serializable history
+// (the open structure, where a forged G2-item is not confirmed), not an
+// anomaly type other than G2-item.
+func TestPostgresSSIRaceRecognised(t *testing.T) {
+	ctx := context.Background()
+	load := func(name string) *history.History {
+		h, err := history.DecodeFile(filepath.Join("..", "..", "testdata", "findings", name), "auto", history.DecodeOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	la, _ := check.Lookup("list-append")
+	g2 := load("postgres-ssi-g2.jsonl")
+	r, err := la.Check(ctx, g2, check.Options{Model: "serializable"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, why := PostgresSSIRace(ctx, g2, r); !ok {
+		t.Fatalf("the recorded finding is not recognised: %s", why)
+	}
+	other := *r
+	other.AnomalyTypes = []string{"G2-item", "G1c"}
+	if ok, _ := PostgresSSIRace(ctx, g2, &other); ok {
+		t.Error("a G1c was explained as PostgreSQL's SSI race")
+	}
+	open := load("postgres-ssi-open-structure.jsonl")
+	ro, err := la.Check(ctx, open, check.Options{Model: "serializable"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := PostgresSSIRace(ctx, open, ro); ok {
+		t.Error("a valid verdict was explained")
+	}
+	forged := *r
+	if ok, why := PostgresSSIRace(ctx, open, &forged); ok {
+		t.Errorf("a G2-item on a serializable history was confirmed: %s", why)
+	}
+}

@@ -32,12 +32,16 @@ func Secrets(dsn string) []string {
 	// Userinfo: the part before the last '@' that precedes any '/'-path of
 	// the host part, after an optional scheme://.
 	rest := dsn
-	if i := strings.Index(rest, "://"); i >= 0 {
-		rest = rest[i+3:]
-	} else if i := strings.Index(rest, ":"); i >= 0 && isScheme(rest[:i]) && strings.Contains(rest[i+1:], "@") && !strings.Contains(rest[:i], "@") {
-		// "scheme:user:pass@host" (opaque form) — keep the scheme out.
-		if strings.Count(rest[:strings.LastIndex(rest, "@")], ":") >= 2 {
-			rest = rest[i+1:]
+	if i := strings.Index(dsn, "://"); i >= 0 {
+		rest = dsn[i+3:]
+	} else if i := strings.Index(dsn, ":"); i >= 0 && isScheme(dsn[:i]) && strings.Contains(dsn[i+1:], "@") && !strings.Contains(dsn[:i], "@") {
+		// "scheme:user:pass@host" (opaque form) — keep the scheme out —
+		// unless what follows the '@' is a MySQL driver address
+		// ("tcp(host)/db", "/db"): then it is "user:pass@..." with a ':'
+		// in the password.
+		at := strings.LastIndex(dsn, "@")
+		if strings.Count(dsn[:at], ":") >= 2 && !mysqlAddr.MatchString(dsn[at+1:]) {
+			rest = dsn[i+1:]
 		}
 	}
 	if at := strings.LastIndex(rest, "@"); at >= 0 {
@@ -91,6 +95,10 @@ func Secrets(dsn string) []string {
 	sort.Slice(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
 	return out
 }
+
+// mysqlAddr matches what follows the '@' of a MySQL driver DSN:
+// [net[(addr)]]/dbname.
+var mysqlAddr = regexp.MustCompile(`^([A-Za-z0-9]*(\([^)]*\))?)?/`)
 
 func isScheme(s string) bool {
 	if s == "" {

@@ -97,21 +97,8 @@ func (vc *versionChain) inserted(ctx context.Context, c db.Conn, o *Op, k int64)
 		o.PrevKnown, o.PrevNone = true, true
 		return nil
 	}
-	rows, err := c.Query(ctx, vc.tombRead, k)
+	prev, n, err := queryOne[int64](ctx, c, vc.tombRead, k)
 	if err != nil {
-		return err
-	}
-	var prev *int64
-	n := 0
-	for rows.Next() {
-		if err := rows.Scan(&prev); err != nil {
-			rows.Close()
-			return err
-		}
-		n++
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return err
 	}
 	switch {
@@ -125,6 +112,26 @@ func (vc *versionChain) inserted(ctx context.Context, c db.Conn, o *Op, k int64)
 	return nil
 }
 
+// queryOne runs a query of one nullable column and returns the last row's
+// value (nil: NULL or no row) and the number of rows.
+func queryOne[T any](ctx context.Context, c db.Conn, q string, args ...any) (*T, int, error) {
+	rows, err := c.Query(ctx, q, args...)
+	if err != nil {
+		return nil, 0, err
+	}
+	var v *T
+	n := 0
+	for rows.Next() {
+		if err := rows.Scan(&v); err != nil {
+			rows.Close()
+			return nil, n, err
+		}
+		n++
+	}
+	rows.Close()
+	return v, n, rows.Err()
+}
+
 func (vc *versionChain) write(ctx context.Context, c db.Conn, o *Op, k, v int64) error {
 	if !vc.pg {
 		n, err := c.Exec(ctx, vc.upsert, k, v)
@@ -135,19 +142,8 @@ func (vc *versionChain) write(ctx context.Context, c db.Conn, o *Op, k, v int64)
 		case 1:
 			return vc.inserted(ctx, c, o, k)
 		case 2:
-			rows, err := c.Query(ctx, "SELECT @txray_prev")
+			prev, _, err := queryOne[int64](ctx, c, "SELECT @txray_prev")
 			if err != nil {
-				return err
-			}
-			var prev *int64
-			if rows.Next() {
-				if err := rows.Scan(&prev); err != nil {
-					rows.Close()
-					return err
-				}
-			}
-			rows.Close()
-			if err := rows.Err(); err != nil {
 				return err
 			}
 			if prev != nil {
@@ -156,21 +152,8 @@ func (vc *versionChain) write(ctx context.Context, c db.Conn, o *Op, k, v int64)
 		}
 		return nil
 	}
-	rows, err := c.Query(ctx, vc.upsert, k, v)
+	prev, n, err := queryOne[string](ctx, c, vc.upsert, k, v)
 	if err != nil {
-		return err
-	}
-	var prev *string
-	n := 0
-	for rows.Next() {
-		if err := rows.Scan(&prev); err != nil {
-			rows.Close()
-			return err
-		}
-		n++
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return err
 	}
 	if n != 1 || prev == nil {

@@ -314,14 +314,8 @@ func (w *predicate) update(ctx context.Context, c db.Conn, g *Gen, s Spec, rec *
 			return err
 		}
 		if len(got) > 0 {
-			var in strings.Builder
-			for j, u := range got {
-				if j > 0 {
-					in.WriteByte(',')
-				}
-				in.WriteString(strconv.FormatInt(u.k, 10))
-			}
-			n, err := c.Exec(ctx, "UPDATE "+w.table+" SET v = ? + (k - ?) WHERE k IN ("+in.String()+")", base, s.Lo)
+			in := keyList(got, func(u upd) int64 { return u.k })
+			n, err := c.Exec(ctx, "UPDATE "+w.table+" SET v = ? + (k - ?) WHERE k IN ("+in+")", base, s.Lo)
 			if err != nil {
 				return err
 			}
@@ -407,14 +401,8 @@ func (w *predicate) delete(ctx context.Context, c db.Conn, g *Gen, s Spec, rec *
 			return err
 		}
 		if len(got) > 0 {
-			var in strings.Builder
-			for j, d := range got {
-				if j > 0 {
-					in.WriteByte(',')
-				}
-				in.WriteString(strconv.FormatInt(d.k, 10))
-			}
-			n, err := c.Exec(ctx, "DELETE FROM "+w.table+" WHERE k IN ("+in.String()+")")
+			in := keyList(got, func(d del) int64 { return d.k })
+			n, err := c.Exec(ctx, "DELETE FROM "+w.table+" WHERE k IN ("+in+")")
 			if err != nil {
 				return err
 			}
@@ -422,7 +410,7 @@ func (w *predicate) delete(ctx context.Context, c db.Conn, g *Gen, s Spec, rec *
 				return fmt.Errorf("%w: predicate delete of %s removed %d rows, but its read matched %d", ErrBadData, rangeWhere(s.Lo, s.Hi), n, len(got))
 			}
 			if tombs {
-				if _, err := c.Exec(ctx, "UPDATE "+PredTombs+" SET v = ? + (k - ?) WHERE k IN ("+in.String()+")", base, s.Lo); err != nil {
+				if _, err := c.Exec(ctx, "UPDATE "+PredTombs+" SET v = ? + (k - ?) WHERE k IN ("+in+")", base, s.Lo); err != nil {
 					return err
 				}
 			}
@@ -443,6 +431,19 @@ func (w *predicate) delete(ctx context.Context, c db.Conn, g *Gen, s Spec, rec *
 		rec.Finish(j)
 	}
 	return nil
+}
+
+// keyList renders the keys of xs as a comma-separated list of integers
+// (for k IN (...)).
+func keyList[T any](xs []T, key func(T) int64) string {
+	var b strings.Builder
+	for j, x := range xs {
+		if j > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.FormatInt(key(x), 10))
+	}
+	return b.String()
 }
 
 // snapshotID is the shape of a pg_export_snapshot() identifier

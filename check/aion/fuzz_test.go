@@ -1,0 +1,169 @@
+package aion
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/txray/txray/check"
+	"github.com/txray/txray/check/chronos"
+	"github.com/txray/txray/history"
+	"github.com/txray/txray/history/jsonl"
+)
+
+// fuzzHistory turns b into a small register history in native JSON Lines
+// (3 sessions, 4 keys, unique commit timestamps, reads returning nil or a
+// value some transaction wrote) and an arrival order for it.
+func fuzzHistory(b []byte) (offline string, arrival []string) {
+	next := func() int {
+		if len(b) == 0 {
+			return 0
+		}
+		x := int(b[0])
+		b = b[1:]
+		return x
+	}
+	n := 2 + next()%40
+	type w struct{ k, v int }
+	var writes []w
+	lines := make([]string, n)
+	sessLast := map[int]int{}
+	for i := range n {
+		s := next() % 3
+		cts := 10*i + 10
+		sts := max(cts-1-next()%25, sessLast[s]) // session order: sts ≥ predecessor's sts
+		sessLast[s] = sts
+		var ops []string
+		for j := range 1 + next()%4 {
+			k := next() % 4
+			if next()%2 == 0 {
+				v := 100*i + j + 1
+				writes = append(writes, w{k, v})
+				ops = append(ops, fmt.Sprintf(`{"f":"w","k":%d,"v":%d}`, k, v))
+				continue
+			}
+			val := "null"
+			if len(writes) > 0 {
+				if x := next() % (len(writes) + 1); x < len(writes) && writes[x].k == k {
+					val = fmt.Sprint(writes[x].v)
+				}
+			}
+			ops = append(ops, fmt.Sprintf(`{"f":"r","k":%d,"v":%s}`, k, val))
+		}
+		lines[i] = fmt.Sprintf(`{"id":"t%d","session":"s%d","status":"committed","start_ts":%d,"commit_ts":%d,"ops":[%s]}`,
+			i, s, sts, cts, strings.Join(ops, ","))
+	}
+	offline = `{"txray":1}` + "\n" + strings.Join(lines, "\n") + "\n"
+	// arrival: repeatedly take the next transaction of a session chosen by b
+	// (session order kept, sessions interleaved arbitrarily)
+	bySess := map[int][]string{}
+	for _, l := range lines {
+		s := int(l[strings.Index(l, `"session":"s`)+len(`"session":"s`)] - '0')
+		bySess[s] = append(bySess[s], l)
+	}
+	for len(arrival) < n {
+		s := next() % 3
+		for len(bySess[s]) == 0 {
+			s = (s + 1) % 3
+		}
+		arrival = append(arrival, bySess[s][0])
+		bySess[s] = bySess[s][1:]
+	}
+	return offline, arrival
+}
+
+// FuzzOnlineAgreesWithChronos: on any small register history, arriving in
+// any order that keeps session order, the online checker (ticking on a
+// simulated clock, with a FinalAfter long enough that no arrival is late,
+// or short enough that state is discarded) reports the offline checker's
+// verdict and per-type counts whenever it reports no late arrival.
+func FuzzOnlineAgreesWithChronos(f *testing.F) {
+	f.Add([]byte{5, 1, 3, 2, 0, 1, 1, 2, 0, 7, 9, 4, 4, 4, 1, 0, 2})
+	f.Add([]byte("write skew lost update stale read \x00\x01\x02\x03\xff\xfe"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		offline, arrival := fuzzHistory(b)
+		h, err := jsonl.Decode(strings.NewReader(offline), history.DecodeOptions{})
+		if err != nil {
+			t.Fatalf("%v\n%s", err, offline)
+		}
+		off, err := chronos.Checker{}.Check(context.Background(), h, check.Options{Model: "si"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, final := range []time.Duration{time.Hour, 3 * time.Millisecond} {
+			clk := time.Unix(0, 0)
+			c := New(Config{FinalAfter: final, MaxPerType: 1000, Now: func() time.Time { return clk }})
+			rd := NewReader(bytes.NewReader([]byte(strings.Join(arrival, "\n"))), c, "fuzz")
+			for i := 0; ; i++ {
+				x, err := rd.Next()
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				clk = clk.Add(time.Millisecond)
+				if err := c.Add(x); err != nil {
+					t.Fatal(err)
+				}
+				if len(b) > 0 && int(b[i%len(b)])%3 == 0 {
+					c.Tick()
+				}
+			}
+			on := c.Close()
+			if on.Stats["late_unchecked"] != int64(0) || on.Stats["late_noconflict_partial"] != int64(0) || on.Stats["ext_reopened_unknown"] != int64(0) {
+				continue
+			}
+			if on.Verdict != off.Verdict {
+				t.Fatalf("final-after %v: online %v (%s) offline %v (%s)\n%s", final, on.Verdict, on.Reason, off.Verdict, off.Reason, strings.Join(arrival, "\n"))
+			}
+			for _, typ := range []string{TypeExt, TypeNoConflict, TypeInternal} {
+				n, _ := off.Stats["violations_"+typ].(int)
+				if got := countType(on, typ); got != n {
+					t.Fatalf("final-after %v: %s online %d offline %d\n%s", final, typ, got, n, strings.Join(arrival, "\n"))
+				}
+			}
+		}
+	})
+}
+
+// decodeAll decodes b with a fresh checker and describes every
+// transaction (keys by name) and the error that ended decoding.
+func decodeAll(b []byte) string {
+	c := New(Config{})
+	rd := NewBytesReader(b, c, "fuzz")
+	var out strings.Builder
+	for {
+		x, err := rd.Next()
+		if err != nil {
+			fmt.Fprintf(&out, "end: %v (skipped %d)\n", err, rd.Skipped)
+			return out.String()
+		}
+		fmt.Fprintf(&out, "%s %s %v %v %v:", x.ID, x.Session, x.Status, x.StartTS, x.CommitTS)
+		for _, o := range x.Ops {
+			fmt.Fprintf(&out, " %v/%s/%v/%v", o.Kind, c.Keys.String(o.Key), o.V, o.List)
+		}
+		out.WriteString("\n")
+	}
+}
+
+// FuzzFastOp: the reader's fast path for register ops (fastOp) decodes
+// exactly what the general path decodes: the same transactions, ops, keys
+// and values, and the same error (with its line) on bad input.
+func FuzzFastOp(f *testing.F) {
+	f.Add([]byte(`{"id":"a","session":"1","status":"committed","start_ts":1,"commit_ts":2,"ops":[{"f":"w","k":5,"v":7,"invoke":1,"complete":2},{"f":"r","k":5,"v":null},{"f":"r","k":-3,"v":007}]}` + "\n"))
+	f.Add([]byte(`{"id":"a","status":"committed","start_ts":1,"commit_ts":2,"ops":[{"f":"w","k":5,"v":7,"f":"r"},{"f":"r","k":5,"v":nul},{"f":"w","k":1,"v":2,"x":3}]}`))
+	f.Add([]byte(`[{"id":"b","status":"ok","ops":[{"f":"r","k":99999999999999999999,"v":1},{"f":"w","k":1,"v":"s"},{"f":"w","k":1,"v":[1]}]}]`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		fastOpOff = true
+		want := decodeAll(b)
+		fastOpOff = false
+		if got := decodeAll(b); got != want {
+			t.Fatalf("fast path:\n%s\ngeneral path:\n%s", got, want)
+		}
+	})
+}
