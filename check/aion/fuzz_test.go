@@ -15,10 +15,16 @@ import (
 	"github.com/txray/txray/history/jsonl"
 )
 
+// fuzzTxn is a transaction of fuzzHistory: its JSON line and timestamps.
+type fuzzTxn struct {
+	line     string
+	sts, cts int
+}
+
 // fuzzHistory turns b into a small register history in native JSON Lines
 // (3 sessions, 4 keys, unique commit timestamps, reads returning nil or a
 // value some transaction wrote) and an arrival order for it.
-func fuzzHistory(b []byte) (offline string, arrival []string) {
+func fuzzHistory(b []byte) (offline string, arrival []fuzzTxn) {
 	next := func() int {
 		if len(b) == 0 {
 			return 0
@@ -31,6 +37,7 @@ func fuzzHistory(b []byte) (offline string, arrival []string) {
 	type w struct{ k, v int }
 	var writes []w
 	lines := make([]string, n)
+	txns := make([]fuzzTxn, n)
 	sessLast := map[int]int{}
 	for i := range n {
 		s := next() % 3
@@ -56,14 +63,15 @@ func fuzzHistory(b []byte) (offline string, arrival []string) {
 		}
 		lines[i] = fmt.Sprintf(`{"id":"t%d","session":"s%d","status":"committed","start_ts":%d,"commit_ts":%d,"ops":[%s]}`,
 			i, s, sts, cts, strings.Join(ops, ","))
+		txns[i] = fuzzTxn{lines[i], sts, cts}
 	}
 	offline = `{"txray":1}` + "\n" + strings.Join(lines, "\n") + "\n"
 	// arrival: repeatedly take the next transaction of a session chosen by b
 	// (session order kept, sessions interleaved arbitrarily)
-	bySess := map[int][]string{}
-	for _, l := range lines {
-		s := int(l[strings.Index(l, `"session":"s`)+len(`"session":"s`)] - '0')
-		bySess[s] = append(bySess[s], l)
+	bySess := map[int][]fuzzTxn{}
+	for _, x := range txns {
+		s := int(x.line[strings.Index(x.line, `"session":"s`)+len(`"session":"s`)] - '0')
+		bySess[s] = append(bySess[s], x)
 	}
 	for len(arrival) < n {
 		s := next() % 3
@@ -76,11 +84,28 @@ func fuzzHistory(b []byte) (offline string, arrival []string) {
 	return offline, arrival
 }
 
+// lateWriter reports whether some transaction arrives at least d
+// positions after a transaction whose snapshot its commit precedes: a write
+// that may change a read whose verdict was already final as passing. Aion
+// re-opens final failures only (see the package comment), so with a
+// window of fewer than d arrivals such a history is not compared.
+func lateWriter(arrival []fuzzTxn, d int) bool {
+	for p, w := range arrival {
+		for q := 0; q+d <= p; q++ {
+			if w.cts <= arrival[q].sts {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // FuzzOnlineAgreesWithChronos: on any small register history, arriving in
 // any order that keeps session order, the online checker (ticking on a
 // simulated clock, with a FinalAfter long enough that no arrival is late,
 // or short enough that state is discarded) reports the offline checker's
-// verdict and per-type counts whenever it reports no late arrival.
+// verdict and per-type counts whenever no arrival was later than the
+// window (no late writer, see lateWriter, and no late arrival it reports).
 func FuzzOnlineAgreesWithChronos(f *testing.F) {
 	f.Add([]byte{5, 1, 3, 2, 0, 1, 1, 2, 0, 7, 9, 4, 4, 4, 1, 0, 2})
 	f.Add([]byte("write skew lost update stale read \x00\x01\x02\x03\xff\xfe"))
@@ -97,7 +122,14 @@ func FuzzOnlineAgreesWithChronos(f *testing.F) {
 		for _, final := range []time.Duration{time.Hour, 3 * time.Millisecond} {
 			clk := time.Unix(0, 0)
 			c := New(Config{FinalAfter: final, MaxPerType: 1000, Now: func() time.Time { return clk }})
-			rd := NewReader(bytes.NewReader([]byte(strings.Join(arrival, "\n"))), c, "fuzz")
+			if final < time.Hour && lateWriter(arrival, 2) {
+				continue
+			}
+			var in []string
+			for _, x := range arrival {
+				in = append(in, x.line)
+			}
+			rd := NewReader(bytes.NewReader([]byte(strings.Join(in, "\n"))), c, "fuzz")
 			for i := 0; ; i++ {
 				x, err := rd.Next()
 				if err == io.EOF {
@@ -119,12 +151,12 @@ func FuzzOnlineAgreesWithChronos(f *testing.F) {
 				continue
 			}
 			if on.Verdict != off.Verdict {
-				t.Fatalf("final-after %v: online %v (%s) offline %v (%s)\n%s", final, on.Verdict, on.Reason, off.Verdict, off.Reason, strings.Join(arrival, "\n"))
+				t.Fatalf("final-after %v: online %v (%s) offline %v (%s)\n%s", final, on.Verdict, on.Reason, off.Verdict, off.Reason, offline)
 			}
 			for _, typ := range []string{TypeExt, TypeNoConflict, TypeInternal} {
 				n, _ := off.Stats["violations_"+typ].(int)
 				if got := countType(on, typ); got != n {
-					t.Fatalf("final-after %v: %s online %d offline %d\n%s", final, typ, got, n, strings.Join(arrival, "\n"))
+					t.Fatalf("final-after %v: %s online %d offline %d\n%s", final, typ, got, n, offline)
 				}
 			}
 		}
