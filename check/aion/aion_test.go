@@ -104,6 +104,39 @@ func TestFinalAfterDelayLateWriteReopens(t *testing.T) {
 	}
 }
 
+// TestFinalAfterDelayLateWriteAfterPassIsUnknown: a read that became final
+// as passing is not re-checked online, so a write arriving after
+// --final-after with a commit timestamp at or before its snapshot (which
+// may make it a stale read) turns the verdict unknown with the reason,
+// never a silent valid; a late write committing after every final
+// snapshot changes nothing.
+func TestFinalAfterDelayLateWriteAfterPassIsUnknown(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		sts, cts int64
+		want     check.Verdict
+	}{
+		{"below-final-snapshot", 3, 4, check.Unknown},
+		{"after-final-snapshot", 9, 10, check.Valid},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ck, clk := newTest("snapshot-isolation")
+			ck.Add(tx(ck, "1", "a", 1, 2, "w x 1"))
+			ck.Add(tx(ck, "3", "c", 7, 8, "r x 1")) // passes: x = 1 at 7
+			clk.t = clk.t.Add(2 * time.Second)
+			ck.Tick()
+			ck.Add(tx(ck, "4", "d", c.sts, c.cts, "w x 2"))
+			r := ck.Close()
+			if r.Verdict != c.want {
+				t.Fatalf("got %v (%s) %v", r.Verdict, r.Reason, r.Anomalies)
+			}
+			if c.want == check.Unknown && !strings.Contains(r.Reason, "final as passing") {
+				t.Fatalf("reason does not say why: %s", r.Reason)
+			}
+		})
+	}
+}
+
 // TestFinalAfterDelayUndecidableIsUnknown: a late write committing below
 // the discarded state may explain a final failure whose deciding versions
 // are gone: the verdict is unknown with the reason, never a false INVALID.

@@ -87,8 +87,10 @@ func fuzzHistory(b []byte) (offline string, arrival []fuzzTxn) {
 // lateWriter reports whether some transaction arrives at least d
 // positions after a transaction whose snapshot its commit precedes: a write
 // that may change a read whose verdict was already final as passing. Aion
-// re-opens final failures only (see the package comment), so with a
-// window of fewer than d arrivals such a history is not compared.
+// re-opens final failures only (see the package comment) and answers
+// unknown for such a write (late_writes_after_pass,
+// TestFinalAfterDelayLateWriteAfterPassIsUnknown), so with a window of
+// fewer than d arrivals such a history is not compared.
 func lateWriter(arrival []fuzzTxn, d int) bool {
 	for p, w := range arrival {
 		for q := 0; q+d <= p; q++ {
