@@ -494,7 +494,7 @@ func (e *engine) result(cfg Config) *check.Result {
 		if r.Verdict != check.Unknown {
 			lf := e.stats.lateFirst
 			r.Reason = fmt.Sprintf("%d transactions (the first %s, session %d, beginning at %d) arrived after the verifier had dispatched traces that began later "+
-				"(a session first seen late, a transaction without a session, or arrival beyond the window), so reads verified before they arrived missed their versions "+
+				"(a session first seen late, a transaction without a session, arrival beyond the window, or, with skewed clocks, a write that acquired its lock before a collected lock was released), so reads verified before they arrived missed their versions "+
 				"and their own checks used collected state; without them the verdict would be %s", e.stats.lateTxns, txnLabel(lf), lf.Session, lf.Invoke, r.Verdict)
 			r.Verdict = check.Unknown
 		}

@@ -20,6 +20,14 @@ type trace struct {
 	kind uint8
 }
 
+// skewTxn is a transaction whose lock acquisition (the completion bound,
+// writer.acqA, of a write with an interval) lies before its clamped begin:
+// low is the lowest such bound.
+type skewTxn struct {
+	t   *txn
+	low int64
+}
+
 // client is one client's local buffer (the first level of Leopard's
 // two-level pipeline, §V): traces in the client's own order.
 type client struct {
@@ -92,8 +100,15 @@ type engine struct {
 	noCool    bool // keys never cool (tests: the differential of keys.go)
 	dirtyKeys []int32
 	done      []*txn // ended transactions not yet collected
-	stamp     uint32
-	dropBuf   []bool
+	// skewed: the transactions not yet ended (buffered or active) that
+	// hold a lock certainly acquired before their begin, which the
+	// session clamp moved (addTxn); activeLow stays below their
+	// acquisition. lockDropped is the latest release lower bound of a
+	// lock hold collected so far (prune).
+	skewed      []skewTxn
+	lockDropped int64
+	stamp       uint32
+	dropBuf     []bool
 
 	rep   *reporter
 	stats stats
@@ -136,7 +151,7 @@ type stats struct {
 }
 
 func newEngine(m mechs, rep *reporter) *engine {
-	return &engine{m: m, rep: rep, front: -1 << 62, manual: -1 << 62, cmap: map[int32]int32{}, gcEvery: gcEvery}
+	return &engine{m: m, rep: rep, front: -1 << 62, manual: -1 << 62, lockDropped: -1 << 62, cmap: map[int32]int32{}, gcEvery: gcEvery}
 }
 
 // clientFor returns the dense client id of a session; a negative session
@@ -218,6 +233,7 @@ func (e *engine) addTxn(session int32, ht *history.Txn) {
 		t.relA = inf
 	}
 	first := int64(inf)
+	lockLow := int64(inf)
 	t.relB = t.begin
 	for i := range ht.Ops {
 		if skipOp(ht, i) {
@@ -226,6 +242,9 @@ func (e *engine) addTxn(session int32, ht *history.Txn) {
 		b, a := opBounds(ht, i)
 		t.begin = min(t.begin, b)
 		first = min(first, a)
+		if o := &ht.Ops[i]; (o.Kind == history.Write || o.Kind == history.Append) && o.Key >= 0 && o.HasTime {
+			lockLow = min(lockLow, a) // a locked write (engine.op)
+		}
 		if k := ht.Ops[i].Kind; (k == history.Read || k == history.PredRead) && t.snapA == inf {
 			t.snapA = a
 		}
@@ -253,6 +272,19 @@ func (e *engine) addTxn(session int32, ht *history.Txn) {
 		if e.stats.lateFirst == nil {
 			e.stats.lateFirst = ht
 		}
+	} else if lockLow < e.lockDropped {
+		// Its lock was acquired before the release of a lock hold
+		// already collected (possible only with skewed intervals: the
+		// clamp above moved its begin past its own write): the mutual
+		// exclusion check against that hold was missed, so it is late
+		// too.
+		e.stats.lateTxns++
+		if e.stats.lateFirst == nil {
+			e.stats.lateFirst = ht
+		}
+	}
+	if lockLow < t.begin {
+		e.skewed = append(e.skewed, skewTxn{t: t, low: lockLow})
 	}
 	if t.snapA == inf {
 		t.snapA = first
@@ -447,9 +479,23 @@ const gcEvery = 4096
 
 // activeLow is the lowest snapshot lower bound any transaction not yet
 // ended can have: the begin of every active transaction, and the frontier
-// for transactions still to be dispatched.
+// for transactions still to be dispatched; and, below that, the
+// acquisition of every lock a transaction not yet ended holds since
+// before its clamped begin (engine.skewed): a lock hold released before
+// the begin of every such transaction may still conflict with its write
+// (the ME check compares the hold with the write's acquisition, acqA, not
+// with the begin), so it must not be collected until that write ends.
 func (e *engine) activeLow() int64 {
 	w := e.front
+	sk := e.skewed[:0]
+	for _, s := range e.skewed {
+		if !s.t.ended {
+			w = min(w, s.low)
+			sk = append(sk, s)
+		}
+	}
+	clear(e.skewed[len(sk):])
+	e.skewed = sk
 	for _, c := range e.clients {
 		if c.active != nil && c.active.begin < w {
 			w = c.active.begin

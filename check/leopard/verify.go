@@ -730,6 +730,9 @@ func (e *engine) prune(ks *keyState, w int64) {
 			if ws[ix].hasVersion {
 				ks.dropped = true
 			}
+			if ws[ix].locked {
+				e.lockDropped = max(e.lockDropped, ws[ix].relB)
+			}
 			ks.forget(&ws[ix])
 			e.stats.gcVersions++
 			continue
