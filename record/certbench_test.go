@@ -2,7 +2,6 @@ package record
 
 import (
 	"context"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -63,26 +62,7 @@ func BenchmarkPostgresCertificateOverhead(b *testing.B) {
 // backendCPU reads a local PostgreSQL backend's CPU time (user + system,
 // seconds) from /proc/PID/stat; ok false when it cannot (a remote server).
 func backendCPU(pid int) (float64, bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0, false
-	}
-	f := strings.Fields(s[i+1:])
-	// fields after the command: state(0) ... utime(11) stime(12)
-	if len(f) < 13 {
-		return 0, false
-	}
-	u, err1 := strconv.ParseFloat(f[11], 64)
-	st, err2 := strconv.ParseFloat(f[12], 64)
-	if err1 != nil || err2 != nil {
-		return 0, false
-	}
-	return (u + st) / 100, true // USER_HZ is 100 on Linux
+	return statCPU("/proc/" + strconv.Itoa(pid) + "/stat")
 }
 
 func processCPU() float64 {
