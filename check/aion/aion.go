@@ -38,8 +38,9 @@
 // Memory (the watermark rule). State is kept only for transactions whose
 // verdicts are not final, so the live state is about (arrival rate) ×
 // FinalAfter × (~1.3 KB per 15-op transaction), plus one entry per key and
-// per session and the interned keys and string values (which grow with
-// the number of distinct keys and string values seen). Let W be the smallest snapshot timestamp of
+// per session and the interned string values (which grow with the number
+// of distinct string values seen); the keys retained are bounded by
+// Config.MaxKeys, beyond which settled keys are forgotten (keys.go). Let W be the smallest snapshot timestamp of
 // any transaction whose verdicts are not yet final (or, when none is
 // pending, the largest snapshot seen). Any transaction still to arrive is
 // expected to have a snapshot ≥ W, and then needs of each key only the last
@@ -618,13 +619,15 @@ func (c *Checker) Add(t *Txn) error {
 // writes will append to, each in a tight loop of independent loads: the
 // processor overlaps their cache misses, which Add's per-op work (one
 // dependent miss after another) cannot (docs/benchmarks.md, issue 17
-// item 4). It changes nothing.
+// item 4). It changes nothing but the keys' reference bits (fRef).
 func (c *Checker) prefetch(t *Txn) {
 	var x uint8
 	n := int32(c.keys.n)
 	for j := range t.Ops {
 		if k := t.Ops[j].Key; k >= 0 && k < n {
-			x += c.keys.get(k).flags
+			ks := c.keys.get(k)
+			x += ks.flags
+			ks.flags |= fRef // used: spared by the next forgetting pass (keys.go)
 		}
 	}
 	for j := range t.Ops {

@@ -73,6 +73,10 @@ type kslot struct {
 
 // keyTab maps raw keys to ids and ids back to names.
 type keyTab struct {
+	// dense: id+1 of integer keys 0 ≤ n < denseMax (0: none), a direct
+	// index that stays in cache for the common key spaces; other keys
+	// are in slots
+	dense []int32
 	slots []kslot
 	shift uint8 // 64 - log2(len(slots))
 	n     int   // live entries
@@ -93,8 +97,17 @@ func (kt *keyTab) strHash(b []byte) uint64 { return maphash.Bytes(kt.seed, b) }
 
 func (kt *keyTab) isStrID(id int32) bool { return kt.isStr[id>>6]&(1<<(id&63)) != 0 }
 
+// denseMax bounds the direct index (entries: 16 MiB).
+const denseMax = 1 << 22
+
 // lookupInt returns the id of integer key n, or -1.
 func (kt *keyTab) lookupInt(n int64) int32 {
+	if uint64(n) < denseMax {
+		if uint64(n) < uint64(len(kt.dense)) {
+			return kt.dense[n] - 1
+		}
+		return -1
+	}
 	if kt.slots == nil {
 		return -1
 	}
@@ -273,7 +286,18 @@ func (c *Checker) newKey(str bool, n int64, b []byte, h uint64, born int64) int3
 		kt.insert(h, rawStr, id)
 	} else {
 		kt.setName(id, n, false, "")
-		kt.insert(uint64(n), rawInt, id)
+		if uint64(n) < denseMax {
+			if uint64(n) >= uint64(len(kt.dense)) {
+				m := max(1024, len(kt.dense))
+				for uint64(m) <= uint64(n) {
+					m *= 2
+				}
+				kt.dense = append(kt.dense, make([]int32, min(m, denseMax)-len(kt.dense))...)
+			}
+			kt.dense[n] = id + 1
+		} else {
+			kt.insert(uint64(n), rawInt, id)
+		}
 	}
 	c.liveKeys++
 	if c.forgotten.w != nil && c.forgotten.has(c.nameHash(str, n, b)) {
@@ -300,7 +324,8 @@ func (c *Checker) internStrKey(b []byte, born int64) int32 {
 }
 
 // resolve interns the raw keys of t's ops (born: the sequence number of
-// the first transaction that may name a new key) and marks them used.
+// the first transaction that may name a new key); prefetch marks them used
+// (fRef).
 func (c *Checker) resolve(t *Txn, born int64) {
 	for j := range t.Ops {
 		o := &t.Ops[j]
@@ -315,7 +340,6 @@ func (c *Checker) resolve(t *Txn, born int64) {
 			}
 		}
 		o.raw = rawNone
-		c.keys.get(o.Key).flags |= fRef
 	}
 }
 
@@ -395,7 +419,7 @@ func (c *Checker) forgetKey(k int32, ks *keyState, cold *keyCold) {
 		// against what was discarded
 		if c.forgotten.w == nil {
 			nb := uint64(1) << 16
-			for nb < uint64(c.cfg.MaxKeys)*64 {
+			for nb < uint64(c.cfg.MaxKeys)*128 {
 				nb <<= 1
 			}
 			c.forgotten = bloom{w: make([]uint64, nb/64), mask: nb - 1}
@@ -420,7 +444,11 @@ func (c *Checker) forgetKey(k int32, ks *keyState, cold *keyCold) {
 		}
 		c.vp.release(ks.vcls, ks.voff)
 	}
-	kt.remove(key, k)
+	if !str && key < denseMax {
+		kt.dense[key] = 0
+	} else {
+		kt.remove(key, k)
+	}
 	if str {
 		x := int32(kt.names[k])
 		kt.strs[x] = ""
