@@ -248,7 +248,7 @@ func rwInternalAnomaly(h *history.History, t, j, src, exp int32) check.Anomaly {
 		Key:  h.KeyName(o.Key),
 		Explanation: fmt.Sprintf("%s read key %s = %s (op %d), but it %s %s = %s earlier (op %d), so that read should have returned %s: a transaction must observe its own earlier reads and writes (internal consistency)",
 			h.TxnName(t), h.KeyName(o.Key), h.ValueName(o.Value), j, how, h.KeyName(o.Key), h.ValueName(exp), src, h.ValueName(exp)),
-		Ops: opsOf(h, t),
+		Ops: check.TxnOps(h, t),
 	}
 }
 
@@ -917,7 +917,7 @@ func (p *rwKeys) cyclicAnomaly(k int32, g *vgraph, edges []vEdge, scc []int32, s
 	}
 	b.WriteString("\nso no total version order of key " + h.KeyName(k) + " exists (cyclic versions)")
 	txns = uniq(txns...)
-	return check.Anomaly{Txns: txns, Key: h.KeyName(k), Explanation: b.String(), Ops: opsOf(h, txns...)}
+	return check.Anomaly{Txns: txns, Key: h.KeyName(k), Explanation: b.String(), Ops: check.TxnOps(h, txns...)}
 }
 
 // versionWhy explains one version edge (values, not nodes).
@@ -966,7 +966,7 @@ func (p *rwKeys) g1aAnomaly(k int32, w, r opRef) check.Anomaly {
 		Key:  h.KeyName(k),
 		Explanation: fmt.Sprintf("%s wrote key %s = %s and aborted, yet %s (committed) read key %s = %s: a committed transaction observed an aborted write (G1a, aborted read)",
 			h.TxnName(w.t), h.KeyName(k), h.ValueName(v), h.TxnName(r.t), h.KeyName(k), h.ValueName(v)),
-		Ops: opsOf(h, w.t, r.t),
+		Ops: check.TxnOps(h, w.t, r.t),
 	}
 }
 
@@ -985,7 +985,7 @@ func (p *rwKeys) g1bAnomaly(k int32, w, r opRef) check.Anomaly {
 		Key:  h.KeyName(k),
 		Explanation: fmt.Sprintf("%s read key %s = %s, but %s wrote %s and then %s to key %s in the same transaction, so %s read a state %s never committed (G1b, intermediate read)",
 			h.TxnName(r.t), h.KeyName(k), h.ValueName(v), h.TxnName(w.t), h.ValueName(v), valuesString(h, later), h.KeyName(k), h.TxnName(r.t), h.TxnName(w.t)),
-		Ops: opsOf(h, w.t, r.t),
+		Ops: check.TxnOps(h, w.t, r.t),
 	}
 }
 
@@ -1010,7 +1010,7 @@ func (p *rwKeys) lostAnomaly(k int32, group []opRef) check.Anomaly {
 		Key:  h.KeyName(k),
 		Explanation: fmt.Sprintf("%d committed transactions read key %s = %s and then wrote it (%s); each overwrote the same version without seeing the others' writes, so at most one of those updates can be based on the state it read (lost update)",
 			len(group), h.KeyName(k), h.ValueName(v), strings.Join(parts, "; ")),
-		Ops: opsOf(h, txns...),
+		Ops: check.TxnOps(h, txns...),
 	}
 }
 

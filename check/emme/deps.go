@@ -122,12 +122,9 @@ func (d *deps) add(from, to int32, kind uint8, op, key, v1, v2, vs int32) {
 }
 
 func (d *deps) anomaly(typ string, txns []int32, key int32, expl string) {
-	a := check.Anomaly{Type: typ, Txns: txns, Explanation: expl, Ops: map[int32]string{}}
+	a := check.Anomaly{Type: typ, Txns: txns, Explanation: expl, Ops: check.TxnOps(d.h, txns...)}
 	if key >= 0 {
 		a.Key = d.h.KeyName(key)
-	}
-	for _, t := range txns {
-		a.Ops[t] = d.h.TxnString(t)
 	}
 	d.anoms = append(d.anoms, a)
 }

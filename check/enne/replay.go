@@ -332,12 +332,9 @@ func final(t *history.Txn, j int) bool {
 }
 
 func (s *Replay) add(typ string, txns []int32, k int32, expl string) {
-	a := check.Anomaly{Type: typ, Txns: txns, Explanation: expl, Ops: map[int32]string{}}
+	a := check.Anomaly{Type: typ, Txns: txns, Explanation: expl, Ops: check.TxnOps(s.h, txns...)}
 	if k >= 0 {
 		a.Key = s.h.KeyName(k)
-	}
-	for _, t := range txns {
-		a.Ops[t] = s.h.TxnString(t)
 	}
 	s.Anomalies = append(s.Anomalies, a)
 }

@@ -120,11 +120,7 @@ func listView(h *history.History) (view *history.History, as []check.Anomaly, co
 		}
 	}
 	add := func(typ string, k int32, txns []int32, text string) {
-		ops := map[int32]string{}
-		for _, t := range txns {
-			ops[t] = h.TxnString(t)
-		}
-		as = append(as, check.Anomaly{Type: typ, Key: h.KeyName(k), Txns: txns, Ops: ops, Explanation: text})
+		as = append(as, check.Anomaly{Type: typ, Key: h.KeyName(k), Txns: txns, Ops: check.TxnOps(h, txns...), Explanation: text})
 	}
 	// Which transactions count: committed ones, and unknown-outcome ones
 	// whose elements a counted read shows (so they committed).

@@ -241,7 +241,7 @@ func (Checker) Check(ctx context.Context, h *history.History, opts check.Options
 				model.NotMyOwnWrite, model.NotMyLastWrite, model.Internal:
 				// the list checks judge every element, not only the last
 			default:
-				a.Ops = opsOf(disp, a.Txns)
+				a.Ops = check.TxnOps(disp, a.Txns...)
 				found = addNew(found, []check.Anomaly{a})
 			}
 		}
