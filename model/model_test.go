@@ -2,6 +2,7 @@ package model
 
 import (
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -395,6 +396,25 @@ func TestRulesOut(t *testing.T) {
 	// Elle: (:not (friendly-boundary [:lost-update])) = #{:update-atomic :cursor-stability}
 	if not, _ := RulesOut([]string{LostUpdate}); !eq(not, set("update-atomic", "cursor-stability")) {
 		t.Errorf("lost-update: not = %v", not)
+	}
+}
+
+// TestSplitWeakestAgreesWithRulesOut: splitting the models RulesOut rules
+// out for each anomaly type gives RulesOut's own not / also-not split
+// (chronos and enne split their sets with SplitWeakest).
+func TestSplitWeakestAgreesWithRulesOut(t *testing.T) {
+	for _, a := range Anomalies() {
+		not, also := RulesOut([]string{a})
+		all := map[string]bool{}
+		for _, m := range append(slices.Clone(not), also...) {
+			all[m] = true
+		}
+		if n2, a2 := SplitWeakest(all); !slices.Equal(n2, not) || !slices.Equal(a2, also) {
+			t.Errorf("%s: SplitWeakest = %v / %v, RulesOut = %v / %v", a, n2, a2, not, also)
+		}
+	}
+	if n, a := SplitWeakest(nil); n != nil || a != nil {
+		t.Errorf("SplitWeakest(nil) = %v / %v", n, a)
 	}
 }
 

@@ -64,7 +64,6 @@ package enne
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/txray/txray/check"
@@ -239,21 +238,5 @@ func finish(r *check.Result) {
 			not[m] = true
 		}
 	}
-	r.Not, r.AlsoNot = nil, nil
-	for x := range not {
-		weakest := true
-		for y := range not {
-			if y != x && model.Implies(x, y) {
-				weakest = false
-				break
-			}
-		}
-		if weakest {
-			r.Not = append(r.Not, x)
-		} else {
-			r.AlsoNot = append(r.AlsoNot, x)
-		}
-	}
-	sort.Strings(r.Not)
-	sort.Strings(r.AlsoNot)
+	r.Not, r.AlsoNot = model.SplitWeakest(not)
 }
