@@ -605,18 +605,24 @@ type Stats struct {
 
 // Stats computes summary counts.
 func (h *History) Stats() Stats {
-	s := Stats{Txns: len(h.Txns), Keys: h.Keys.Len(), Sessions: h.Sessions.Len()}
+	s := Stats{Keys: h.Keys.Len(), Sessions: h.Sessions.Len()}
 	for i := range h.Txns {
-		t := &h.Txns[i]
-		s.Ops += len(t.Ops)
-		switch t.Status {
-		case Committed:
-			s.Committed++
-		case Aborted:
-			s.Aborted++
-		default:
-			s.Unknown++
-		}
+		s.Count(&h.Txns[i])
 	}
 	return s
+}
+
+// Count adds t to the transaction, status and op counts (for a history
+// seen as a stream; Keys and Sessions are left alone).
+func (s *Stats) Count(t *Txn) {
+	s.Txns++
+	s.Ops += len(t.Ops)
+	switch t.Status {
+	case Committed:
+		s.Committed++
+	case Aborted:
+		s.Aborted++
+	default:
+		s.Unknown++
+	}
 }
