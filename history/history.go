@@ -288,6 +288,19 @@ func (t *Txn) SetOpTimes(times []OpTime) {
 	t.ext().OpTimes = times
 }
 
+// FinalWrite reports whether op j of t is t's last write (or delete) of
+// its key: no later op of t writes the key (Adya's final version; a read
+// of an earlier one is G1b, intermediate read).
+func (t *Txn) FinalWrite(j int) bool {
+	k := t.Ops[j].Key
+	for x := j + 1; x < len(t.Ops); x++ {
+		if t.Ops[x].Kind.IsWrite() && t.Ops[x].Key == k {
+			return false
+		}
+	}
+	return true
+}
+
 // AppendOp appends op j of src to t, copying its list elements, predicate
 // and time, and returns the new op's index.
 func (t *Txn) AppendOp(src *Txn, j int) int {

@@ -167,17 +167,6 @@ func build(h *history.History, opts check.Options) *deps {
 	return d
 }
 
-// final reports whether op j of t is t's last write (or delete) of its key.
-func final(t *history.Txn, j int) bool {
-	k := t.Ops[j].Key
-	for x := j + 1; x < len(t.Ops); x++ {
-		if t.Ops[x].Kind.IsWrite() && t.Ops[x].Key == k {
-			return false
-		}
-	}
-	return true
-}
-
 // certificate validates the version order against the writes: every
 // version must be the final write of one transaction that did not abort,
 // and every committed transaction's final writes must be in it. What does
@@ -211,7 +200,7 @@ func (d *deps) certificate() {
 					h.TxnName(ws[0].txn), h.TxnName(ws[1].txn), h.ValueName(v), h.KeyName(k))
 			case h.Txns[ws[0].txn].Status == history.Aborted:
 				d.reason("the version order of key %s lists %s, written by aborted %s", h.KeyName(k), h.ValueName(v), h.TxnName(ws[0].txn))
-			case !final(&h.Txns[ws[0].txn], int(ws[0].op)):
+			case !h.Txns[ws[0].txn].FinalWrite(int(ws[0].op)):
 				d.reason("the version order of key %s lists %s, an intermediate write of %s", h.KeyName(k), h.ValueName(v), h.TxnName(ws[0].txn))
 			default:
 				kv.writers[p] = ws[0].txn
@@ -232,7 +221,7 @@ func (d *deps) certificate() {
 		}
 		for j := range t.Ops {
 			o := &t.Ops[j]
-			if !o.Kind.IsWrite() || o.Value == history.NoValue || !final(t, j) {
+			if !o.Kind.IsWrite() || o.Value == history.NoValue || !t.FinalWrite(j) {
 				continue
 			}
 			if _, ok := d.pos[pack(o.Key, o.Value)]; !ok {
@@ -368,7 +357,7 @@ func (d *deps) classifyRead(t int32, j int, k, v int32, what string) (int32, boo
 			h.TxnName(t), what, opRef(j), h.KeyName(k), h.ValueName(v), h.TxnName(w.txn)))
 		return 0, false
 	}
-	if !final(wt, int(w.op)) {
+	if !wt.FinalWrite(int(w.op)) {
 		d.anomaly(model.G1b, []int32{t, w.txn}, k, fmt.Sprintf("%s %s %s of key %s = %s, an intermediate write of %s, which later wrote key %s again (intermediate read, Adya G1b)",
 			h.TxnName(t), what, opRef(j), h.KeyName(k), h.ValueName(v), h.TxnName(w.txn), h.KeyName(k)))
 		return 0, false

@@ -273,7 +273,7 @@ func (s *Replay) installer(k, v int32) int32 {
 		return -1
 	}
 	r, ok := s.writes[pack(k, v)]
-	if ok && s.dups[pack(k, v)] == 0 && s.pos[r.txn] >= 0 && final(&s.h.Txns[r.txn], int(r.op)) {
+	if ok && s.dups[pack(k, v)] == 0 && s.pos[r.txn] >= 0 && s.h.Txns[r.txn].FinalWrite(int(r.op)) {
 		return r.txn
 	}
 	return -1
@@ -312,23 +312,12 @@ func (s *Replay) impossible(k, v int32) (typ, expl string, other []int32, ok boo
 	switch {
 	case wt.Status == history.Aborted:
 		return model.G1a, fmt.Sprintf("written by %s, which aborted (aborted read, Adya G1a)", h.TxnName(w.txn)), []int32{w.txn}, true
-	case !final(wt, int(w.op)):
+	case !wt.FinalWrite(int(w.op)):
 		return model.G1b, fmt.Sprintf("an intermediate write of %s, which wrote %s again later (intermediate read, Adya G1b)", h.TxnName(w.txn), h.KeyName(k)), []int32{w.txn}, true
 	case s.pos[w.txn] < 0:
 		return "", fmt.Sprintf("written by %s, whose outcome is unknown and which has no %s timestamp", h.TxnName(w.txn), s.by), nil, true
 	}
 	return "", "", nil, false
-}
-
-// final reports whether op j of t is t's last write (or delete) of its key.
-func final(t *history.Txn, j int) bool {
-	k := t.Ops[j].Key
-	for x := j + 1; x < len(t.Ops); x++ {
-		if t.Ops[x].Kind.IsWrite() && t.Ops[x].Key == k {
-			return false
-		}
-	}
-	return true
 }
 
 func (s *Replay) add(typ string, txns []int32, k int32, expl string) {
