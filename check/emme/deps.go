@@ -1,6 +1,7 @@
 package emme
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
@@ -237,7 +238,7 @@ func (d *deps) certificate() {
 			d.intKeys = append(d.intKeys, intKey{s.I, k})
 		}
 	}
-	slices.SortFunc(d.intKeys, func(a, b intKey) int { return cmpI(a.k, b.k) })
+	slices.SortFunc(d.intKeys, func(a, b intKey) int { return cmp.Compare(a.k, b.k) })
 	slices.Sort(d.strKeys)
 }
 
@@ -264,16 +265,6 @@ func (d *deps) versionName(k, v int32) string {
 		return d.h.ValueName(v) + " (deleted)"
 	}
 	return d.h.ValueName(v)
-}
-
-func cmpI(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // ww adds a write dependency between consecutive versions of every key.
@@ -670,7 +661,7 @@ func (d *deps) predRead(t int32, j int, p *history.Predicate) {
 		return
 	}
 	for _, iv := range c.rs {
-		lo, _ := slices.BinarySearchFunc(d.intKeys, iv.Lo, func(a intKey, x int64) int { return cmpI(a.k, x) })
+		lo, _ := slices.BinarySearchFunc(d.intKeys, iv.Lo, func(a intKey, x int64) int { return cmp.Compare(a.k, x) })
 		for x := lo; x < len(d.intKeys) && d.intKeys[x].k <= iv.Hi; x++ {
 			visit(d.intKeys[x].id)
 		}

@@ -1,6 +1,7 @@
 package enne
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -130,7 +131,7 @@ func (s *Replay) Run(ctx context.Context) error {
 	if len(s.Reasons) > 0 {
 		return nil
 	}
-	slices.SortFunc(s.intKeys, func(a, b intKey) int { return cmpI(a.k, b.k) })
+	slices.SortFunc(s.intKeys, func(a, b intKey) int { return cmp.Compare(a.k, b.k) })
 	slices.Sort(s.strKeys)
 	s.order = serial.Order(h, func(i int32, _ *history.Txn) bool { return place[i] },
 		func(t *history.Txn) history.Timestamp { ts, _ := s.ts(t); return ts })
@@ -145,16 +146,6 @@ func (s *Replay) Run(ctx context.Context) error {
 		s.floating(t)
 	}
 	return nil
-}
-
-func cmpI(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // isDead reports whether (k, v) is a deleted version (a Delete's tombstone).
@@ -362,7 +353,7 @@ func (s *Replay) regionKeys(p *pred, f func(k int32) bool) {
 		return
 	}
 	for _, iv := range p.rs {
-		lo, _ := slices.BinarySearchFunc(s.intKeys, iv.Lo, func(a intKey, x int64) int { return cmpI(a.k, x) })
+		lo, _ := slices.BinarySearchFunc(s.intKeys, iv.Lo, func(a intKey, x int64) int { return cmp.Compare(a.k, x) })
 		for x := lo; x < len(s.intKeys) && s.intKeys[x].k <= iv.Hi; x++ {
 			if !f(s.intKeys[x].id) {
 				return
@@ -404,7 +395,7 @@ func (s *Replay) expectedRows(t int32, j int, pr *history.Predicate, value func(
 		}
 		return true
 	})
-	slices.SortFunc(rows, func(a, b history.Row) int { return cmpI(int64(a.Key), int64(b.Key)) })
+	slices.SortFunc(rows, func(a, b history.Row) int { return cmp.Compare(a.Key, b.Key) })
 	s.rowsBuf = rows
 	return rows, ok
 }
@@ -415,7 +406,7 @@ func (s *Replay) sameRows(got, exp []history.Row) bool {
 		return false
 	}
 	g := append(s.cmpBuf[:0], got...)
-	slices.SortFunc(g, func(a, b history.Row) int { return cmpI(int64(a.Key), int64(b.Key)) })
+	slices.SortFunc(g, func(a, b history.Row) int { return cmp.Compare(a.Key, b.Key) })
 	s.cmpBuf = g
 	return slices.Equal(g, exp)
 }
