@@ -178,18 +178,7 @@ func (Checker) Check(ctx context.Context, h *history.History, opts check.Options
 	if err := s.Run(ctx); err != nil {
 		return nil, err
 	}
-	perType := map[string]int{}
-	for _, a := range s.Anomalies {
-		if perType[a.Type] >= opts.MaxPerType() {
-			if r.Truncated == nil {
-				r.Truncated = map[string]int{}
-			}
-			r.Truncated[a.Type]++
-			continue
-		}
-		perType[a.Type]++
-		r.Anomalies = append(r.Anomalies, a)
-	}
+	r.ListCapped(s.Anomalies, opts.MaxPerType())
 	if len(s.Reasons) > 0 {
 		r.Verdict = check.Unknown
 		r.Reason = strings.Join(s.Reasons, "; ")
