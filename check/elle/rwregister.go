@@ -752,8 +752,9 @@ func (p *rwKeys) linearizableEdges(k int32, g *vgraph, touches []touch) []vEdge 
 	return out
 }
 
-// vSCCs returns the nontrivial SCCs (node lists) of a version graph over
-// nodes 0..n-1 (iterative Tarjan).
+// vSCCs returns the nontrivial SCCs of a version graph over nodes
+// 0..n-1, each as its sorted node list, ordered by first node
+// (graph.CSRComponents, after a quick acyclicity test).
 func vSCCs(n int, edges []vEdge) [][]int32 {
 	off := make([]int32, n+1)
 	for _, e := range edges {
@@ -790,65 +791,15 @@ func vSCCs(n int, edges []vEdge) [][]int32 {
 	if len(queue) == n {
 		return nil
 	}
-	index := make([]int32, n)
-	low := make([]int32, n)
-	onStack := make([]bool, n)
-	for i := range index {
-		index[i] = -1
+	comp, ncomp := graph.CSRComponents(off, adj, nil)
+	members := make([][]int32, ncomp)
+	for v, c := range comp {
+		members[c] = append(members[c], int32(v)) // ascending
 	}
-	var stack, out []int32
 	var sccs [][]int32
-	type frame struct{ v, i int32 }
-	var call []frame
-	next := int32(0)
-	for s := int32(0); int(s) < n; s++ {
-		if index[s] >= 0 {
-			continue
-		}
-		call = append(call, frame{s, off[s]})
-		index[s], low[s] = next, next
-		next++
-		stack = append(stack, s)
-		onStack[s] = true
-		for len(call) > 0 {
-			fr := &call[len(call)-1]
-			v := fr.v
-			if fr.i < off[v+1] {
-				w := adj[fr.i]
-				fr.i++
-				if index[w] < 0 {
-					index[w], low[w] = next, next
-					next++
-					stack = append(stack, w)
-					onStack[w] = true
-					call = append(call, frame{w, off[w]})
-				} else if onStack[w] {
-					low[v] = min(low[v], index[w])
-				}
-				continue
-			}
-			call = call[:len(call)-1]
-			if len(call) > 0 {
-				u := call[len(call)-1].v
-				low[u] = min(low[u], low[v])
-			}
-			if low[v] == index[v] {
-				out = out[:0]
-				for {
-					w := stack[len(stack)-1]
-					stack = stack[:len(stack)-1]
-					onStack[w] = false
-					out = append(out, w)
-					if w == v {
-						break
-					}
-				}
-				if len(out) > 1 {
-					c := slices.Clone(out)
-					slices.Sort(c)
-					sccs = append(sccs, c)
-				}
-			}
+	for _, m := range members {
+		if len(m) > 1 {
+			sccs = append(sccs, m)
 		}
 	}
 	slices.SortFunc(sccs, func(a, b []int32) int { return cmp.Compare(a[0], b[0]) })
