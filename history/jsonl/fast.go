@@ -423,6 +423,9 @@ func (p *fast) line(b []byte, d *decoder, t *history.Txn) bool {
 		}
 		t.HasTime = true
 	}
+	if t.StartTS.Set && t.CommitTS.Set && t.CommitTS.Less(t.StartTS) {
+		return false // the slow path reports it
+	}
 	if t.Session >= 0 && haveSeq {
 		t.Seq = int32(seq)
 	}

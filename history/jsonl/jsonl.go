@@ -342,6 +342,11 @@ func (d *decoder) line(b []byte, line int) error {
 	if t.CommitTS, err = ParseTimestamp(tl.CommitTS); err != nil {
 		return d.err(line, "commit_ts", "%v", err)
 	}
+	if t.StartTS.Set && t.CommitTS.Set && t.CommitTS.Less(t.StartTS) {
+		// No database commits a transaction before it starts; a checker
+		// replaying these timestamps would judge an impossible schedule.
+		return d.err(line, "commit_ts", "%s is before start_ts %s", t.CommitTS, t.StartTS)
+	}
 	if t.CommitTS.Set {
 		d.anyTS = true
 	}

@@ -120,12 +120,20 @@ func TestDecodeErrors(t *testing.T) {
 		{"append list", `{"status":"ok","ops":[{"f":"append","k":1,"v":[2]}]}`, `ops[0].v: append takes a scalar`},
 		{"interval", `{"status":"ok","invoke":5,"complete":4,"ops":[]}`, `complete: 4 is before invoke 5`},
 		{"ts", `{"status":"ok","commit_ts":"x","ops":[]}`, `commit_ts: want an integer timestamp`},
+		// No database commits before it starts; replaying such timestamps
+		// (chronos, aion) judged an impossible schedule valid.
+		{"commit before start", `{"status":"ok","start_ts":5,"commit_ts":3,"ops":[{"f":"w","k":1,"v":1}]}`, `f.jsonl:1: commit_ts: 3 is before start_ts 5`},
+		{"commit before start hlc", `{"status":"ok","start_ts":{"p":5,"l":2},"commit_ts":{"p":5,"l":1},"ops":[]}`, `commit_ts: (5,1) is before start_ts (5,2)`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := Decode(strings.NewReader(c.in), history.DecodeOptions{Name: "f.jsonl"})
 			if err == nil || !strings.Contains(err.Error(), c.want) || !history.IsInputError(err) {
 				t.Fatalf("err = %v, want containing %q", err, c.want)
+			}
+			// txray watch's line decoder rejects the same lines.
+			if _, err := NewLineDecoder("f.jsonl").Decode([]byte(strings.TrimSpace(c.in))); err == nil {
+				t.Errorf("line decoder accepted %s", c.in)
 			}
 		})
 	}
