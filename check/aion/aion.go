@@ -895,9 +895,18 @@ func (c *Checker) sweepKey(k int32, w history.Timestamp) {
 		}
 		m := copy(vs, vs[x:])
 		ks.nv = uint32(m)
-		ks.flags |= fGced
+		// gcTS only grows: versions that arrived late below an earlier
+		// cut are retained, but the ones discarded there are gone, so the
+		// state below the highest cut stays incomplete even when this
+		// cut is lower (a watermark held back by late pending reads).
+		// Lowering it let a read between the two cuts be checked against
+		// a version list with holes: a false Ext failure
+		// (TestLateSessionsAnyTickScheduleNeverInvalid).
 		cold := c.keys.getCold(k)
-		cold.gcP, cold.gcL = vs[0].ctsP, vs[0].ctsL
+		if ks.flags&fGced == 0 || less(cold.gcP, cold.gcL, vs[0].ctsP, vs[0].ctsL) {
+			cold.gcP, cold.gcL = vs[0].ctsP, vs[0].ctsL
+		}
+		ks.flags |= fGced
 	}
 	if x > 0 || (x == 0 && ks.flags&fV0Ghost == 0) {
 		// the version visible at the watermark: its writer is only
