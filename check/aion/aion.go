@@ -174,6 +174,15 @@ type failRec struct {
 // sweepEvery: a tick sweeps the active keys at least this often.
 const sweepEvery = 8
 
+// sweepWork: with more than sweepSmall active keys, a tick sweeps them
+// when the work since the last sweep is at least sweepWork per active key
+// (else every sweepEvery ticks); with fewer, at half a unit of work per
+// key (a sweep of few keys costs little).
+const (
+	sweepWork  = 16
+	sweepSmall = 1 << 14
+)
+
 // maxFailRecs bounds the failure records kept for re-opening; past it, any
 // late write that may be visible at some unrecorded failure's snapshot
 // re-opens into unknown (Checker.failOverflow).
@@ -829,12 +838,20 @@ func (c *Checker) tick(before time.Time) {
 		return
 	}
 	// Sweep the keys only when the work since the last sweep (versions
-	// installed, reads inserted) is at least half the keys to visit, or
-	// every sweepEvery ticks: a sweep costs one visit per active key, so
-	// its cost stays proportional to the work whatever the tick rate, and
-	// what it discards grows by at most that work in between.
+	// installed, reads inserted) is at least half the keys to visit (at
+	// least sweepWork times them beyond sweepSmall keys), or every
+	// sweepEvery ticks: a sweep costs one visit per active key (a few
+	// cache misses), so its cost stays a small fraction of the work
+	// whatever the tick rate, and what it discards grows by at most that
+	// work in between (docs/benchmarks.md, issue 17 item 4: sweeping at
+	// half the keys' worth of work was about a quarter of the checker's
+	// time on a 100,000-key stream).
 	c.ticks++
-	if 2*c.work < int64(c.nactive) && c.ticks-c.swept < sweepEvery {
+	need := int64(c.nactive) / 2
+	if c.nactive > sweepSmall {
+		need = sweepWork * int64(c.nactive)
+	}
+	if c.work < need && c.ticks-c.swept < sweepEvery {
 		c.maybeForget()
 		return
 	}
