@@ -743,10 +743,16 @@ func (c *Checker) install(t *Txn, o *Op, w int32, tx int64) {
 		}
 	}
 	if ks.vcls == 0 || n == clsSize(ks.vcls) {
-		// start at 8 (growing 1, 2, 4, 8 copies every key's versions
-		// three times, and with a growing key space keys are always
-		// new); a key left with one version moves to class 1 (tick)
-		c.resize(ks, max(2, ks.vcls+1))
+		// a new key's first version takes a one-version slot (a stream
+		// of ever-new keys writes most keys once: 32 bytes, not 256,
+		// until the sweep); the second goes to 8 (growing 2, 4, 8
+		// would copy every busy key's versions three times); a key left
+		// with one version moves back to class 1 (tick)
+		if n == 0 {
+			c.resize(ks, 1)
+		} else {
+			c.resize(ks, max(2, ks.vcls+1))
+		}
 	}
 	vs := c.vp.slot(ks.vcls, ks.voff)[:n+1]
 	copy(vs[i+1:], vs[i:n])
@@ -850,6 +856,9 @@ func (c *Checker) tick(before time.Time) {
 	need := int64(c.nactive) / 2
 	if c.nactive > sweepSmall {
 		need = sweepWork * int64(c.nactive)
+	}
+	if c.cfg.MaxKeys > 0 && c.liveKeys > c.cfg.MaxKeys {
+		need = 0 // over the key budget: settle keys so they can be forgotten
 	}
 	if c.work < need && c.ticks-c.swept < sweepEvery {
 		c.maybeForget()
