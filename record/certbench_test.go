@@ -65,8 +65,10 @@ func BenchmarkPostgresCertificateOverhead(b *testing.B) {
 // of 10) with the capture on (each write returns the version it replaced;
 // each transaction starts with the marker round trip; version order and
 // version sets derived at the end) against NoCertificate (plain START
-// TRANSACTION and upserts). Server CPU is the clients' connection threads
-// of mariadbd. Run with -benchtime=1x under flock /tmp/bench.lock.
+// TRANSACTION and upserts) ("capture"), and the capture with and without
+// the snapshot markers ("markers": their own cost, version sets
+// included). Server CPU is the clients' connection threads of mariadbd.
+// Run with -benchtime=1x under flock /tmp/bench.lock.
 func BenchmarkMariaDBCertificateOverhead(b *testing.B) {
 	ctx := context.Background()
 	d, err := db.Open(ctx, mysqlURL(), db.Options{Level: db.RepeatableRead})
@@ -74,8 +76,14 @@ func BenchmarkMariaDBCertificateOverhead(b *testing.B) {
 		b.Skipf("MariaDB not reachable at %s (%v); skipping", mysqlURL(), err)
 	}
 	d.Close()
-	certOverhead(b, Config{DB: mysqlURL(), Level: db.RepeatableRead, Workload: "predicate", Clients: 1, Duration: 2 * time.Second, Seed: 1,
-		WL: workload.Config{Keys: 40, Ops: 4, ReadRatio: 0.5}})
+	base := Config{DB: mysqlURL(), Level: db.RepeatableRead, Workload: "predicate", Clients: 1, Duration: 2 * time.Second, Seed: 1,
+		WL: workload.Config{Keys: 40, Ops: 4, ReadRatio: 0.5}}
+	b.Run("capture", func(b *testing.B) { certOverhead(b, base) })
+	// markers alone: the capture on both ways, with and without snapshot
+	// markers (and so without version sets)
+	b.Run("markers", func(b *testing.B) {
+		certOverheadOf(b, base, func(c *Config, on bool) { c.noSnapshots = !on })
+	})
 }
 
 // backendCPU reads a local PostgreSQL backend's CPU time (user + system,
@@ -144,6 +152,12 @@ func medianOf(x []float64) float64 {
 }
 
 func certOverhead(b *testing.B, base Config) {
+	certOverheadOf(b, base, nil)
+}
+
+// certOverheadOf is certOverhead with set choosing what "on" and "off"
+// mean (nil: the certificate capture on and off, NoCertificate).
+func certOverheadOf(b *testing.B, base Config, set func(c *Config, on bool)) {
 	ctx := context.Background()
 	const pairs = 10
 	var over, cpuOver []float64
@@ -153,7 +167,11 @@ func certOverhead(b *testing.B, base Config) {
 	serverOK := true
 	run := func(cert bool) (wall, cpu float64) {
 		c := base
-		c.WL.NoCertificate = !cert
+		if set != nil {
+			set(&c, cert)
+		} else {
+			c.WL.NoCertificate = !cert
+		}
 		c.Out = b.TempDir()
 		m := &serverMeter{pid: map[db.Conn]int{}, start: map[db.Conn]float64{}, ok: true}
 		c.clientConn = m.hook
@@ -169,7 +187,7 @@ func certOverhead(b *testing.B, base Config) {
 			b.Fatal(err)
 		}
 		clientCPU := processCPU() - c0
-		if cert != res.History.Evidence.VersionOrder {
+		if set == nil && cert != res.History.Evidence.VersionOrder {
 			b.Fatalf("capture %v but version order %v", cert, res.History.Evidence.VersionOrder)
 		}
 		if om != nil {

@@ -98,6 +98,9 @@ type Config struct {
 	// connects (open true) and before it closes (open false): benchmarks
 	// read the server backend's CPU time through it.
 	clientConn func(c db.Conn, open bool)
+	// noSnapshots (benchmarks) keeps the certificate capture but takes no
+	// snapshot markers (BenchmarkMariaDBCertificateOverhead/markers).
+	noSnapshots bool
 	// commitStream, if set, is called with the commit stream after it is
 	// created (open true) and before it is closed (open false):
 	// benchmarks read its server backend's CPU time through it.
@@ -245,7 +248,7 @@ func run(ctx context.Context, cfg Config) (*Result, error) {
 		d.Close()
 		return nil, err
 	}
-	if pr, ok := wl.(workload.PredicateReader); ok && pr.PredicateReads() && !cfg.NoRecord && !cfg.WL.NoCertificate {
+	if pr, ok := wl.(workload.PredicateReader); ok && pr.PredicateReads() && !cfg.NoRecord && !cfg.WL.NoCertificate && !cfg.noSnapshots {
 		// version sets of predicate reads need each read view (MariaDB
 		// REPEATABLE READ: snapshot markers, record/db/mysnap.go)
 		if s, ok := d.(interface{ CaptureSnapshots() }); ok {
