@@ -67,7 +67,8 @@ type OnlineOptions struct {
 // state no future transaction can need is collected, so memory stays flat
 // but for per-key state: every key written keeps its last version, in a
 // 64-byte record once settled (keys.go; bounded by OnlineOptions.MaxKeys),
-// and key and value ids must be stable for the verifier's lifetime. The
+// and key and value ids must be stable for the verifier's lifetime (but for
+// the key ids the verifier itself releases, OnlineOptions.RecycleKeys). The
 // records of collected transactions, for explanations only, go to an
 // unlinked temporary file (spill.go), closed by Flush. A session that stops sending holds
 // the watermark back: call EndSession, or Advance with a time bound. Not
