@@ -228,7 +228,7 @@ func TestSpillLimitDropsOldestRecords(t *testing.T) {
 	var offs []int64
 	for i := 0; i < 2000; i++ {
 		tx := &history.Txn{Index: int32(i), ID: fmt.Sprintf("t%d", i), Ops: []history.Op{{Kind: history.Write, Key: int32(i), Value: int32(i)}}}
-		off, ok := s.put(tx)
+		off, ok := s.put(tx, 0)
 		if !ok {
 			t.Fatal(s.err)
 		}
@@ -242,7 +242,7 @@ func TestSpillLimitDropsOldestRecords(t *testing.T) {
 	}
 	dropped := 0
 	for i, off := range offs {
-		got, err := s.get(off)
+		got, _, err := s.get(off)
 		switch {
 		case err == errSpillDropped:
 			dropped++

@@ -97,7 +97,10 @@ func (r *reporter) ref(t *txn) *history.Txn {
 	dropped := false
 	if r.spill != nil && t.spill > 0 {
 		var err error
-		t.ref, err = r.spill.get(t.spill)
+		var ep uint32
+		if t.ref, ep, err = r.spill.get(t.spill); err == nil {
+			t.epoch = ep // a stand-in (keys.go warm) learns its record's epoch
+		}
 		dropped = err == errSpillDropped
 	}
 	if t.ref == nil {

@@ -98,13 +98,15 @@ func (s *spillLog) size() int64 {
 	return 0
 }
 
-// put appends t's record and returns its offset (> 0), or false when the
-// log cannot be written (I/O error, or closed).
-func (s *spillLog) put(t *history.Txn) (int64, bool) {
+// put appends t's record, with the key recycling epoch its key ids are
+// valid in (recycler.stale), and returns its offset (> 0), or false when
+// the log cannot be written (I/O error, or closed).
+func (s *spillLog) put(t *history.Txn, epoch uint32) (int64, bool) {
 	if s.err != nil || s.closed {
 		return 0, false
 	}
-	s.buf = encodeTxn(s.buf[:0], t)
+	s.buf = binary.AppendUvarint(s.buf[:0], uint64(epoch))
+	s.buf = encodeTxn(s.buf, t)
 	var hdr [binary.MaxVarintLen64]byte
 	n := binary.PutUvarint(hdr[:], uint64(len(s.buf)))
 	size := int64(n + len(s.buf))
@@ -147,38 +149,43 @@ func (s *spillLog) put(t *history.Txn) (int64, bool) {
 	return at, true
 }
 
-// get reads back the record at off.
-func (s *spillLog) get(off int64) (*history.Txn, error) {
+// get reads back the record at off and its epoch.
+func (s *spillLog) get(off int64) (*history.Txn, uint32, error) {
 	if s.cur == nil || s.closed || off <= 0 || off >= s.off {
-		return nil, errors.New("leopard: spilled transaction record unavailable")
+		return nil, 0, errors.New("leopard: spilled transaction record unavailable")
 	}
 	g, end := s.cur, s.off
 	if off < s.cur.base {
 		if s.old == nil || off < s.old.base {
-			return nil, errSpillDropped
+			return nil, 0, errSpillDropped
 		}
 		g, end = s.old, s.cur.base
 	} else if s.flushed < s.off {
 		if err := s.w.Flush(); err != nil {
 			s.err = err
-			return nil, err
+			return nil, 0, err
 		}
 		s.flushed = s.off
 	}
 	var hdr [binary.MaxVarintLen64]byte
 	n, err := g.f.ReadAt(hdr[:], off-g.base)
 	if n == 0 && err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	size, k := binary.Uvarint(hdr[:n])
 	if k <= 0 || size > uint64(end-off) {
-		return nil, fmt.Errorf("leopard: bad spill record at offset %d", off)
+		return nil, 0, fmt.Errorf("leopard: bad spill record at offset %d", off)
 	}
 	p := make([]byte, size)
 	if _, err := g.f.ReadAt(p, off-g.base+int64(k)); err != nil && !(err == io.EOF && len(p) == 0) {
-		return nil, err
+		return nil, 0, err
 	}
-	return decodeTxn(p)
+	epoch, k := binary.Uvarint(p)
+	if k <= 0 {
+		return nil, 0, fmt.Errorf("leopard: bad spill record at offset %d", off)
+	}
+	t, err := decodeTxn(p[k:])
+	return t, uint32(epoch), err
 }
 
 // close releases the files (and removes them if they still have a name).

@@ -688,7 +688,7 @@ func (e *engine) gc(w int64) {
 // retained versions pin none of the decoder's arenas either way.
 func (e *engine) retire(t *txn) {
 	if e.spill != nil {
-		if off, ok := e.spill.put(t.ref); ok {
+		if off, ok := e.spill.put(t.ref, t.epoch); ok {
 			t.ref, t.spill = nil, off
 			return
 		}
