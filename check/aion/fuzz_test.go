@@ -206,9 +206,11 @@ func FuzzFastOp(f *testing.F) {
 func rawKey(x *Txn, o *Op) string {
 	switch o.raw {
 	case rawInt:
-		return fmt.Sprint(o.kN)
+		return fmt.Sprint(o.Key)
+	case rawBig:
+		return fmt.Sprint(x.keyInts[o.Key])
 	case rawStr:
-		return fmt.Sprintf("%q", x.keyStrs[o.kN])
+		return fmt.Sprintf("%q", x.keyStrs[o.Key])
 	}
 	return fmt.Sprintf("id %d", o.Key)
 }

@@ -3,6 +3,7 @@ package aion
 import (
 	"fmt"
 	"io"
+	"math"
 	"slices"
 
 	"github.com/txray/txray/history"
@@ -185,7 +186,7 @@ func (r *Reader) object() (*Txn, bool, error) {
 	if t.Status != history.Aborted {
 		t.Ops = r.keepOps(r.opBuf)
 	} else {
-		t.keyStrs = nil
+		t.keyStrs, t.keyInts = nil, nil
 	}
 	return t, false, nil
 }
@@ -324,7 +325,7 @@ func (r *Reader) ops(t *Txn) error {
 		if err != nil || !more {
 			return err
 		}
-		if o, ok := r.fastOp(); ok {
+		if o, ok := r.fastOp(t); ok {
 			ops = append(ops, o)
 			continue
 		}
@@ -377,14 +378,14 @@ func (r *Reader) ops(t *Txn) error {
 						}
 						r.skeys[ks] = ks
 					}
-					o.raw, o.kN = rawStr, int64(len(t.keyStrs))
+					o.raw, o.Key = rawStr, int32(len(t.keyStrs))
 					t.keyStrs = append(t.keyStrs, ks)
 				} else {
 					n, err := lx.Int64()
 					if err != nil {
 						return fmt.Errorf("ops[%d].k: %v", len(ops), err)
 					}
-					o.raw, o.kN = rawInt, n
+					setIntKey(t, &o, n)
 				}
 			case 'v':
 				if c, _ := lx.Peek(); c == '[' {
@@ -457,7 +458,7 @@ var fastOpOff bool
 // with no white space and integers of at most 18 digits. For anything else
 // it consumes nothing and reports false, and the general path decodes the
 // op; both give the same Op.
-func (r *Reader) fastOp() (Op, bool) {
+func (r *Reader) fastOp(t *Txn) (Op, bool) {
 	if fastOpOff {
 		return Op{}, false
 	}
@@ -519,7 +520,17 @@ func (r *Reader) fastOp() (Op, bool) {
 		}
 		i = j
 	}
-	o.raw, o.kN = rawInt, k
+	setIntKey(t, &o, k)
 	r.lx.Consume(i, 0)
 	return o, true
+}
+
+// setIntKey leaves integer key n in o, raw (see Op.raw).
+func setIntKey(t *Txn, o *Op, n int64) {
+	if n >= 0 && n <= math.MaxInt32 {
+		o.raw, o.Key = rawInt, int32(n)
+		return
+	}
+	o.raw, o.Key = rawBig, int32(len(t.keyInts))
+	t.keyInts = append(t.keyInts, n)
 }
