@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"unsafe"
 
 	"github.com/txray/txray/history"
 	"github.com/txray/txray/history/timekiller"
@@ -31,9 +32,10 @@ type Reader struct {
 	// different goroutine from the checker. skeys shares string keys'
 	// strings between transactions (cleared when full).
 	skeys map[string]string
-	// opBuf: the ops of the transaction being decoded (reused)
+	// opBuf: the ops of the transaction being decoded (in opArena, see
+	// keepOps)
 	opBuf []Op
-	// opArena: the rest of the chunk keepOps copies ops into
+	// opArena: the free rest of the chunk ops are decoded into
 	opArena []Op
 	// sessions shares session name strings
 	sessions map[string]string
@@ -191,25 +193,25 @@ func (r *Reader) object() (*Txn, bool, error) {
 	return t, false, nil
 }
 
-// opChunk is how many ops keepOps allocates at once.
+// opChunk is how many ops a chunk of opArena holds.
 const opChunk = 8192
 
-// keepOps copies ops into a chunk shared by consecutive transactions (one
-// allocation per opChunk ops instead of one per transaction; Op holds no
-// pointers, so the chunks cost the garbage collector nothing to scan). A
-// chunk lives as long as any transaction in it: about --final-after of
-// arrivals, as the transactions do.
+// keepOps keeps the ops just decoded (ops): they were decoded straight
+// into the free rest of a chunk shared by consecutive transactions (one
+// allocation per opChunk ops instead of one per transaction, and no copy;
+// Op holds no pointers, so the chunks cost the garbage collector nothing
+// to scan), which now moves past them. A transaction with more ops than
+// the chunk had left grew its own array, kept as it is. The ops of a
+// transaction that is not kept (aborted, or a decoding error) are
+// overwritten by the next one. A chunk lives as long as any transaction in
+// it: about --final-after of arrivals, as the transactions do.
 func (r *Reader) keepOps(ops []Op) []Op {
-	if len(ops) > opChunk/8 {
-		return slices.Clone(ops)
+	n := len(ops)
+	if cap(ops) == 0 || unsafe.SliceData(ops) != unsafe.SliceData(r.opArena) {
+		return slices.Clip(ops)
 	}
-	if len(r.opArena) < len(ops) {
-		r.opArena = make([]Op, opChunk)
-	}
-	k := copy(r.opArena, ops)
-	out := r.opArena[:k:k]
-	r.opArena = r.opArena[k:]
-	return out
+	r.opArena = r.opArena[n:]
+	return ops[:n:n]
 }
 
 // session reads a session name, sharing one string per distinct name (a
@@ -315,10 +317,14 @@ func (r *Reader) ops(t *Txn) error {
 	if err := lx.Expect('['); err != nil {
 		return err
 	}
-	// Ops are decoded into a reused buffer; the transaction gets an
-	// exact-size copy, or none if it aborted (the checker never looks at
-	// an aborted transaction's ops), once its status is known (see object).
-	ops := r.opBuf[:0]
+	// Ops are decoded into the free rest of the current chunk; object
+	// keeps them (keepOps) once the status is known, or not if the
+	// transaction aborted (the checker never looks at an aborted
+	// transaction's ops).
+	if len(r.opArena) < opChunk/8 {
+		r.opArena = make([]Op, opChunk)
+	}
+	ops := r.opArena[:0]
 	defer func() { r.opBuf = ops }()
 	for first := true; ; first = false {
 		more, err := lx.More(']', first)
