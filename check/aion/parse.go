@@ -521,7 +521,7 @@ func (r *Reader) fastOp(t *Txn) (Op, bool) {
 		if j-(i+2) < 2 || j+1 >= len(b) || b[j] != '"' || b[j+1] != ':' {
 			return Op{}, false
 		}
-		if _, j, ok = timekiller.FastInt(b, j+2); !ok {
+		if j, ok = skipInt(b, j+2); !ok {
 			return Op{}, false
 		}
 		i = j
@@ -539,4 +539,21 @@ func setIntKey(t *Txn, o *Op, n int64) {
 	}
 	o.raw, o.Key = rawBig, int32(len(t.keyInts))
 	t.keyInts = append(t.keyInts, n)
+}
+
+// skipInt accepts exactly what timekiller.FastInt accepts at b[i:] (an
+// optional minus, 1 to 18 digits, then a byte that is not a digit) without
+// computing the value, and returns the index after the digits.
+func skipInt(b []byte, i int) (int, bool) {
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	j := i
+	for j < len(b) && j-i < 18 && b[j] >= '0' && b[j] <= '9' {
+		j++
+	}
+	if j == i || j >= len(b) || (b[j] >= '0' && b[j] <= '9') {
+		return 0, false
+	}
+	return j, true
 }
