@@ -114,10 +114,10 @@ type Op struct {
 	Key  int32 // id in Checker.Keys (set by Add when the Reader left a raw key)
 	V    Val
 	List bool // a list read or an append (not checked online)
-	// raw: the key as decoded, not yet interned (rawInt: kN is the
-	// integer key; rawStr: kN indexes Txn.keyStrs); rawNone: Key is an id
+	// raw: the key as decoded, not yet interned, is in Key (rawInt: an
+	// integer key 0 ≤ n < 2³¹; rawBig: Key indexes Txn.keyInts; rawStr:
+	// Key indexes Txn.keyStrs); rawNone: Key is an id. Op stays 32 bytes.
 	raw uint8
-	kN  int64
 }
 
 // Txn is an arriving transaction.
@@ -131,6 +131,7 @@ type Txn struct {
 	arrived  time.Time
 	seq      int64
 	keyStrs  []string // string keys of ops with a raw key (Op.raw)
+	keyInts  []int64  // integer keys of ops outside [0, 2³¹) (Op.raw)
 }
 
 // Config configures a Checker.

@@ -61,8 +61,9 @@ const KeyBytes = 256
 // raw key kinds of an Op not yet interned (Op.raw)
 const (
 	rawNone uint8 = iota // Op.Key is an id
-	rawInt               // integer key Op.kN
-	rawStr               // string key Txn.keyStrs[Op.kN]
+	rawInt               // integer key Op.Key (0 ≤ n < 2³¹)
+	rawStr               // string key Txn.keyStrs[Op.Key]
+	rawBig               // integer key Txn.keyInts[Op.Key]
 )
 
 // kslot is a hash table entry: kind 0 empty, rawInt (key is the integer)
@@ -333,9 +334,11 @@ func (c *Checker) resolve(t *Txn, born int64) {
 		o := &t.Ops[j]
 		switch o.raw {
 		case rawInt:
-			o.Key = c.internInt(o.kN, born)
+			o.Key = c.internInt(int64(o.Key), born)
+		case rawBig:
+			o.Key = c.internInt(t.keyInts[o.Key], born)
 		case rawStr:
-			o.Key = c.internStrKey([]byte(t.keyStrs[o.kN]), born)
+			o.Key = c.internStrKey([]byte(t.keyStrs[o.Key]), born)
 		default:
 			if o.Key < 0 || int(o.Key) >= c.keys.n {
 				continue
