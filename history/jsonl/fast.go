@@ -426,6 +426,13 @@ func (p *fast) line(b []byte, d *decoder, t *history.Txn) bool {
 	if t.StartTS.Set && t.CommitTS.Set && t.CommitTS.Less(t.StartTS) {
 		return false // the slow path reports it
 	}
+	if t.HasTime && p.anyTime {
+		for j := range p.ops {
+			if p.ops[j].HasTime && (p.times[j].Invoke < t.Invoke || p.times[j].Complete > t.Complete) {
+				return false // the slow path reports it
+			}
+		}
+	}
 	if t.Session >= 0 && haveSeq {
 		t.Seq = int32(seq)
 	}
@@ -620,7 +627,13 @@ func (p *fast) op(d *decoder) bool {
 		o.IsList = true
 		o.Value = history.NoValue
 	}
+	if haveInv != haveCom {
+		return false // the slow path reports it
+	}
 	if haveInv && haveCom {
+		if tm.Complete < tm.Invoke {
+			return false // the slow path reports it
+		}
 		o.HasTime = true
 		d.anyOT = true
 		p.anyTime = true

@@ -413,8 +413,20 @@ func (d *decoder) op(ol *opLine, t *history.Txn, line, i int) error {
 	o.Kind = k
 	o.Value = history.NoValue
 	if ol.Invoke != nil && ol.Complete != nil {
-		t.SetOpTime(i, *ol.Invoke, *ol.Complete)
+		inv, com := *ol.Invoke, *ol.Complete
+		if com < inv {
+			return d.err(line, field+".complete", "%d is before invoke %d", com, inv)
+		}
+		// An operation runs while its transaction does: Leopard orders
+		// transactions by these intervals, so one outside would be judged
+		// on an impossible schedule.
+		if t.HasTime && (inv < t.Invoke || com > t.Complete) {
+			return d.err(line, field+".invoke", "the operation's interval [%d, %d] is not within its transaction's [%d, %d]", inv, com, t.Invoke, t.Complete)
+		}
+		t.SetOpTime(i, inv, com)
 		d.anyOT = true
+	} else if ol.Invoke != nil || ol.Complete != nil {
+		return d.err(line, field+".invoke", "invoke and complete must be given together")
 	}
 	if k == history.PredRead {
 		p := history.Predicate{Table: ol.Table, Where: ol.Where}

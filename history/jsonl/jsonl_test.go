@@ -122,6 +122,13 @@ func TestDecodeErrors(t *testing.T) {
 		{"ts", `{"status":"ok","commit_ts":"x","ops":[]}`, `commit_ts: want an integer timestamp`},
 		// No database commits before it starts; replaying such timestamps
 		// (chronos, aion) judged an impossible schedule valid.
+		// An op's interval lies within its transaction's (Leopard judged
+		// an op after its transaction's completion as a consistent-read
+		// violation).
+		{"op complete before invoke", `{"status":"ok","ops":[{"f":"w","k":1,"v":1,"invoke":15,"complete":12}]}`, `f.jsonl:1: ops[0].complete: 12 is before invoke 15`},
+		{"op outside txn", `{"status":"ok","invoke":10,"complete":20,"ops":[{"f":"w","k":1,"v":1,"invoke":50,"complete":60}]}`, `ops[0].invoke: the operation's interval [50, 60] is not within its transaction's [10, 20]`},
+		{"op starts before txn", `{"status":"ok","invoke":10,"complete":20,"ops":[{"f":"r","k":1,"v":null,"invoke":5,"complete":15}]}`, `ops[0].invoke: the operation's interval [5, 15]`},
+		{"op invoke alone", `{"status":"ok","ops":[{"f":"w","k":1,"v":1,"invoke":15}]}`, `ops[0].invoke: invoke and complete must be given together`},
 		{"commit before start", `{"status":"ok","start_ts":5,"commit_ts":3,"ops":[{"f":"w","k":1,"v":1}]}`, `f.jsonl:1: commit_ts: 3 is before start_ts 5`},
 		{"commit before start hlc", `{"status":"ok","start_ts":{"p":5,"l":2},"commit_ts":{"p":5,"l":1},"ops":[]}`, `commit_ts: (5,1) is before start_ts (5,2)`},
 	}
