@@ -53,9 +53,10 @@ type beginSample struct {
 
 // leopardMaxKeys is the key bound of the online verifier under a memory
 // limit of memLimit MiB (0 = none): half the limit in retained keys, each
-// a key slot (leopard.KeySlotBytes) and an entry of the decoder's key
-// table (keyTableBytes; the table is bounded with the keys, its ids being
-// recycled); the other half is for the arrival window and the keys still
+// a key slot (leopard.KeySlotBytes) and leopard.KeyTableIds entries of the
+// decoder's key table (keyTableBytes each; the table holds at most that
+// many ids per retained key, forgotten keys' ids being recycled beyond
+// it); the other half is for the arrival window and the keys still
 // being worked on. Beyond it the verifier forgets the oldest settled
 // keys, and a later read of one makes the verdict unknown
 // (leopard.OnlineOptions.MaxKeys).
@@ -63,7 +64,7 @@ func leopardMaxKeys(memLimit int64) int {
 	if memLimit <= 0 {
 		return 0
 	}
-	return int(memLimit << 20 / 2 / (leopard.KeySlotBytes + keyTableBytes))
+	return int(memLimit << 20 / 2 / (leopard.KeySlotBytes + leopard.KeyTableIds*keyTableBytes))
 }
 
 // keyTableBytes is what a key costs in a recycling key interner (maps
