@@ -83,7 +83,7 @@ const KeyTableIds = 2
 
 func newRecycler(keys *history.Interner, maxKeys int) *recycler {
 	n := filterBits(maxKeys)
-	return &recycler{keys: keys, filter: make([]uint64, n/64), mask: n - 1, budget: KeyTableIds * maxKeys}
+	return &recycler{keys: keys, mask: n - 1, budget: KeyTableIds * maxKeys}
 }
 
 // hash is the filter hash of a key's name (integers and strings distinct).
@@ -112,6 +112,9 @@ func (rc *recycler) bits(s history.Scalar) [3]uint64 {
 
 // mark adds key id k's name to the filter of forgotten keys.
 func (rc *recycler) mark(k int32) {
+	if rc.filter == nil {
+		rc.filter = make([]uint64, (rc.mask+1)/64) // at the first release
+	}
 	for _, a := range rc.bits(rc.keys.Get(k)) {
 		rc.filter[a/64] |= 1 << (a % 64)
 	}
@@ -119,6 +122,9 @@ func (rc *recycler) mark(k int32) {
 
 // has reports whether s may be the name of a forgotten key.
 func (rc *recycler) has(s history.Scalar) bool {
+	if rc.filter == nil {
+		return false
+	}
 	for _, a := range rc.bits(s) {
 		if rc.filter[a/64]&(1<<(a%64)) == 0 {
 			return false
