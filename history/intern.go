@@ -45,6 +45,7 @@ type Interner struct {
 	// released id not reused yet; freeStr the strTab indexes released.
 	recycle bool
 	free    [][2]int32
+	nfree   int // ids in free
 	dead    []uint64
 	freeStr []int64
 }
@@ -117,6 +118,7 @@ func (in *Interner) Release(lo, hi int32) {
 			}
 			continue
 		}
+		in.nfree++
 		in.dead[i/64] |= 1 << (i % 64)
 		v := in.vals[i]
 		if in.str(i) {
@@ -138,13 +140,7 @@ func (in *Interner) Release(lo, hi int32) {
 }
 
 // Live is the number of ids in use (interned and not released).
-func (in *Interner) Live() int {
-	n := in.Len()
-	for _, r := range in.free {
-		n -= int(r[1] - r[0])
-	}
-	return n
-}
+func (in *Interner) Live() int { return in.Len() - in.nfree }
 
 // released reports whether table entry i (id - off) was released and not
 // reused.
@@ -200,6 +196,7 @@ func (in *Interner) add(v int64, str bool) int32 {
 			}
 		}
 		i := id - in.off
+		in.nfree--
 		in.dead[i/64] &^= 1 << (i % 64)
 		in.vals[i] = v
 		if str {
@@ -308,7 +305,7 @@ func (in *Interner) Reset() {
 	clear(in.strTab)
 	clear(in.isStr)
 	in.vals, in.isStr, in.strTab = in.vals[:0], in.isStr[:0], in.strTab[:0]
-	in.free, in.dead, in.freeStr = nil, nil, nil
+	in.free, in.dead, in.freeStr, in.nfree = nil, nil, nil, 0
 }
 
 // Append interns s, which must not be interned yet, as the next id (used to

@@ -124,13 +124,8 @@ func (e *engine) forget() {
 		}
 		e.forgot[c] = had
 		if e.rc != nil {
-			// Remember the forgotten keys' names, then give the ids back
-			// once nothing names them (recycle.go).
-			for i, b := range had {
-				for ; b != 0; b &= b - 1 {
-					e.rc.mark(int32(c*keyChunk + i*64 + bits.TrailingZeros64(b)))
-				}
-			}
+			// Give the ids back once nothing names them and the key
+			// table needs them (recycle.go).
 			e.rc.waiting = append(e.rc.waiting, c)
 		}
 		e.slots[c] = nil

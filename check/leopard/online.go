@@ -38,10 +38,11 @@ type OnlineOptions struct {
 	MaxKeys int
 	// RecycleKeys (with MaxKeys and a Keys interner made by
 	// history.NewRecyclingInterner, which must be the one the caller
-	// interns keys with): the ids of forgotten keys are released in Keys
-	// once nothing names them, so the interner is bounded too. A
-	// forgotten key that comes back is recognised by a fixed-size filter
-	// of forgotten names (two bytes per MaxKeys; false positives make new
+	// interns keys with): once Keys holds more than KeyTableIds × MaxKeys
+	// ids, the ids of the oldest forgotten keys are released in it (when
+	// nothing names them), so the interner is bounded too. A released key
+	// that comes back is recognised by a fixed-size filter of forgotten
+	// names (8 bytes per MaxKeys; false positives make new
 	// keys count as forgotten: unknown reads, never a false verdict). See
 	// recycle.go.
 	RecycleKeys bool

@@ -31,7 +31,10 @@ import (
 //  2. A forgotten key that comes back is still known to be forgotten: its
 //     versions are unknown, so reading it must not be checked against the
 //     initial version. Its new id cannot tell, so the names of forgotten
-//     keys go into a fixed-size Bloom filter (two bits per key): a key
+//     keys go into a fixed-size Bloom filter (three bits per key) when
+//     their ids are released (not before: until the key table needs its
+//     ids back, recycler.budget, forgotten keys keep them and engine.forgot
+//     marks them exactly): a key
 //     first seen (a fresh slot) whose name the filter holds is treated as
 //     forgotten (keyState.forgotten; stats suspect_keys). The filter has
 //     no false negatives, so no returning key is missed; its false
@@ -54,22 +57,33 @@ type recycler struct {
 	filter     []uint64
 	mask       uint64
 	released   int64 // chunks released
+	// budget: forgotten chunks are released only while the interner
+	// holds more live ids than this (until then forgotten keys keep their
+	// ids and engine.forgot marks them exactly, without the filter's
+	// false positives).
+	budget int
 }
 
 // filterBits sizes the Bloom filter of forgotten keys for a key bound of
-// maxKeys: 16 bits per retained key (two bytes, against KeySlotBytes for the
+// maxKeys: 64 bits per retained key (8 bytes, against KeySlotBytes for the
 // key's slot), a power of two of at least 2^16.
 func filterBits(maxKeys int) uint64 {
 	n := uint64(1) << 16
-	for n < uint64(maxKeys)*16 && n < 1<<36 {
+	for n < uint64(maxKeys)*64 && n < 1<<36 {
 		n <<= 1
 	}
 	return n
 }
 
+// KeyTableIds is how many live ids the key interner may hold per key of
+// the bound (OnlineOptions.MaxKeys) before forgotten keys' ids are
+// recycled: the retained keys and as many forgotten ones, which keep
+// exact marks until then.
+const KeyTableIds = 2
+
 func newRecycler(keys *history.Interner, maxKeys int) *recycler {
 	n := filterBits(maxKeys)
-	return &recycler{keys: keys, filter: make([]uint64, n/64), mask: n - 1}
+	return &recycler{keys: keys, mask: n - 1, budget: KeyTableIds * maxKeys}
 }
 
 // hash is the filter hash of a key's name (integers and strings distinct).
@@ -89,22 +103,34 @@ func (rc *recycler) hash(s history.Scalar) uint64 {
 	return x ^ x>>31
 }
 
-func (rc *recycler) bits(s history.Scalar) (uint64, uint64) {
+// bits returns the filter's three bit positions for s.
+func (rc *recycler) bits(s history.Scalar) [3]uint64 {
 	h := rc.hash(s)
-	return h & rc.mask, (bits.RotateLeft64(h, 32) * 0xff51afd7ed558ccd) & rc.mask
+	g := bits.RotateLeft64(h, 32) * 0xff51afd7ed558ccd
+	return [3]uint64{h & rc.mask, g & rc.mask, (h ^ g>>17) * 0xc4ceb9fe1a85ec53 & rc.mask}
 }
 
 // mark adds key id k's name to the filter of forgotten keys.
 func (rc *recycler) mark(k int32) {
-	a, b := rc.bits(rc.keys.Get(k))
-	rc.filter[a/64] |= 1 << (a % 64)
-	rc.filter[b/64] |= 1 << (b % 64)
+	if rc.filter == nil {
+		rc.filter = make([]uint64, (rc.mask+1)/64) // at the first release
+	}
+	for _, a := range rc.bits(rc.keys.Get(k)) {
+		rc.filter[a/64] |= 1 << (a % 64)
+	}
 }
 
 // has reports whether s may be the name of a forgotten key.
 func (rc *recycler) has(s history.Scalar) bool {
-	a, b := rc.bits(s)
-	return rc.filter[a/64]&(1<<(a%64)) != 0 && rc.filter[b/64]&(1<<(b%64)) != 0
+	if rc.filter == nil {
+		return false
+	}
+	for _, a := range rc.bits(s) {
+		if rc.filter[a/64]&(1<<(a%64)) == 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // add counts the keys t names (d = +1 when added, -1 when collected).
@@ -150,12 +176,9 @@ func (e *engine) release() {
 		if c < len(e.slots) && e.slots[c] != nil {
 			continue // brought back by an access: live again (forget re-queues it)
 		}
-		if c < len(rc.refs) && rc.refs[c] > 0 {
+		if c < len(rc.refs) && rc.refs[c] > 0 || rc.keys.Live() <= rc.budget {
 			keep = append(keep, c)
 			continue
-		}
-		if c < len(e.forgot) {
-			e.forgot[c] = nil // the filter holds its forgotten keys now
 		}
 		if rc.epoch == math.MaxUint32 {
 			// Out of epochs (4 billion releases): stop recycling rather
@@ -168,6 +191,15 @@ func (e *engine) release() {
 			rc.chunkEpoch = append(rc.chunkEpoch, 0)
 		}
 		rc.chunkEpoch[c] = rc.epoch
+		// The filter holds the chunk's forgotten keys from now on.
+		if c < len(e.forgot) {
+			for i, b := range e.forgot[c] {
+				for ; b != 0; b &= b - 1 {
+					rc.mark(int32(c*keyChunk + i*64 + bits.TrailingZeros64(b)))
+				}
+			}
+			e.forgot[c] = nil
+		}
 		rc.keys.Release(int32(c*keyChunk), int32((c+1)*keyChunk))
 		rc.released++
 	}

@@ -14,7 +14,8 @@ import (
 // writes): per transaction a START record at its invoke time, one record
 // per operation (a read is a SELECT with one consistent-read tuple, a
 // write an UPDATE with one written tuple: table "t", the key as primary
-// key, column "v"), and a COMMIT or ROLLBACK (an unknown outcome: a
+// key, column "v"; an op without an interval gets a record without
+// timestamps), and a COMMIT or ROLLBACK (an unknown outcome: a
 // COMMIT with an exception that names no abort) at its completion. Only
 // item reads and writes are representable; other operations are an
 // error. Decode maps a key k back to "t,k#v". Used to measure and test the
@@ -71,14 +72,13 @@ func Encode(w io.Writer, h *history.History) error {
 				return fmt.Errorf("leopard: transaction %d op %d: only item reads and writes can be written as traces, not %s", ti, i, o.Kind)
 			}
 			st, fin, ok := t.OpTime(i)
-			if !ok {
-				st, fin = t.Invoke, t.Complete
-			}
 			typ, list := "SELECT", "readTupleList"
 			if o.Kind == history.Write {
 				typ, list = "UPDATE", "writeTupleList"
 			}
-			rec(i+1, typ, st, fin, t.HasTime)
+			// An op without an interval (one an aborted transaction never
+			// got to run) stays without one.
+			rec(i+1, typ, st, fin, t.HasTime && ok)
 			if o.Kind == history.Read {
 				b = append(b, `,"traceLockMode":"NON_LOCK","readMode":"CONSISTENT_READ"`...)
 			} else {

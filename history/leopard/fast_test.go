@@ -170,3 +170,46 @@ func BenchmarkDecode(b *testing.B) {
 		})
 	}
 }
+
+// TestEncodeRoundTrip: a history Encode wrote decodes to the same
+// transactions (keys renamed "t,K#v"): outcomes, intervals, values, and
+// ops without an interval stay without one.
+func TestEncodeRoundTrip(t *testing.T) {
+	h := history.New()
+	x, y := h.Keys.Int(1), h.Keys.Str("y")
+	add := func(status history.Status, ops ...history.Op) *history.Txn {
+		tx := history.Txn{Session: h.Sessions.Str("c1"), ID: fmt.Sprintf("t%d", len(h.Txns)), HasTime: true,
+			Invoke: int64(100 * len(h.Txns)), Complete: int64(100*len(h.Txns) + 50), Status: status, Ops: ops}
+		h.Add(tx)
+		return &h.Txns[len(h.Txns)-1]
+	}
+	t0 := add(history.Committed, history.Op{Kind: history.Write, Key: x, Value: h.Values.Int(5)}, history.Op{Kind: history.Read, Key: y, Value: history.NoValue})
+	t0.SetOpTime(0, 10, 20)
+	t0.SetOpTime(1, 30, 40)
+	t1 := add(history.Aborted, history.Op{Kind: history.Write, Key: y, Value: h.Values.Str("s")}, history.Op{Kind: history.Read, Key: x, Value: h.Values.Int(5)})
+	t1.SetOpTime(0, 110, 120) // the read never ran: no interval
+	add(history.Unknown)
+	var buf bytes.Buffer
+	if err := Encode(&buf, h); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Decode(&buf, history.DecodeOptions{Name: "enc"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"T0 (t0) [w t,1#v 5, r t,y#v nil]", "T1 (t1) [w t,y#v s, r t,1#v 5] aborted", "T2 (t2) [] unknown"}
+	for i, w := range want {
+		if i >= len(got.Txns) || got.TxnString(int32(i)) != w {
+			t.Fatalf("txns %d: got %v, want %q", i, got.Txns, w)
+		}
+	}
+	if _, _, ok := got.Txns[1].OpTime(1); ok {
+		t.Error("the op without an interval got one")
+	}
+	if inv, com, ok := got.Txns[0].OpTime(1); !ok || inv != 30 || com != 40 {
+		t.Errorf("op interval %d %d %v", inv, com, ok)
+	}
+	if g := got.Txns[0]; g.Invoke != 0 || g.Complete != 50 {
+		t.Errorf("txn interval %d %d", g.Invoke, g.Complete)
+	}
+}

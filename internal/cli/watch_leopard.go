@@ -52,17 +52,26 @@ type beginSample struct {
 }
 
 // leopardMaxKeys is the key bound of the online verifier under a memory
-// limit of memLimit MiB (0 = none): half the limit in retained key slots
-// (leopard.KeySlotBytes each; the other half is for the arrival window,
-// the keys still being worked on and the decoder's key table). Beyond it
-// the verifier forgets the oldest settled keys, and a later read of one
-// makes the verdict unknown (leopard.OnlineOptions.MaxKeys).
+// limit of memLimit MiB (0 = none): half the limit in retained keys, each
+// a key slot (leopard.KeySlotBytes) and leopard.KeyTableIds entries of the
+// decoder's key table (keyTableBytes each; the table holds at most that
+// many ids per retained key, forgotten keys' ids being recycled beyond
+// it); the other half is for the arrival window and the keys still
+// being worked on. Beyond it the verifier forgets the oldest settled
+// keys, and a later read of one makes the verdict unknown
+// (leopard.OnlineOptions.MaxKeys).
 func leopardMaxKeys(memLimit int64) int {
 	if memLimit <= 0 {
 		return 0
 	}
-	return int(memLimit << 20 / 2 / leopard.KeySlotBytes)
+	return int(memLimit << 20 / 2 / (leopard.KeySlotBytes + leopard.KeyTableIds*keyTableBytes))
 }
+
+// keyTableBytes is what a key costs in a recycling key interner (maps
+// only, history.NewRecyclingInterner): measured 52 bytes per key on the
+// 10M-transaction stream of docs/benchmarks.md (map entry, id table, at
+// the map's growth points), rounded up.
+const keyTableBytes = 56
 
 func newLeopardWatcher(modelName string, maxPerType int, name string, window time.Duration, maxKeys int, spillLimit int64) (*leopardWatcher, error) {
 	dec := jsonl.NewLineDecoder(name)
