@@ -12,9 +12,9 @@ import (
 // Version sets of MariaDB/MySQL REPEATABLE READ predicate reads
 // (record/db/mysnap.go captures what they need).
 //
-// InnoDB evaluates a statement in one of two ways (MySQL manual 17.7.2.3
-// "Consistent Nonlocking Reads" and 17.7.2.4 "Locking Reads"; MariaDB KB
-// "InnoDB Lock Modes"):
+// InnoDB evaluates a statement in one of two ways (MySQL 8.4 Reference Manual
+// 17.7.2.3 "Consistent Nonlocking Reads" and 17.7.2.4 "Locking Reads";
+// MariaDB KB "REPEATABLE READ"):
 //
 //   - A plain SELECT is a consistent read of the transaction's read view,
 //     created by its first consistent read. For each row InnoDB walks the
@@ -32,7 +32,8 @@ import (
 //     index record it scanned and the gaps before them, plus the gap after
 //     the last, until it commits, so no other transaction can change,
 //     delete or insert a row in the scanned range before it commits
-//     (MySQL manual 17.7.1 "Next-Key Locks", 17.7.4 "Phantom Rows"). For
+//     (MySQL 8.4 manual 17.7.1 "InnoDB Locking", Next-Key Locks;
+//     17.7.4 "Phantom Rows"). For
 //     the rows of the range its version is therefore the newest version
 //     whose writer committed before the reader did: the last version in
 //     the key's version order whose writer's commit position (GTID

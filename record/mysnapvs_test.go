@@ -196,3 +196,39 @@ func TestVersionSetsFromMarks(t *testing.T) {
 		t.Fatal("malformed markers accepted")
 	}
 }
+
+// fakeDB is a db.DB that only answers Name, Level and HasCommitOrder.
+type fakeDB struct {
+	db.DB
+	name, level string
+	commits     bool
+}
+
+func (f fakeDB) Name() string         { return f.name }
+func (f fakeDB) Level() string        { return f.level }
+func (f fakeDB) HasCommitOrder() bool { return f.commits }
+
+// TestDeletesDecidable: predicate deletes are on by default exactly where
+// every predicate read gets a version set.
+func TestDeletesDecidable(t *testing.T) {
+	for _, c := range []struct {
+		name, level       string
+		commits, noRecord bool
+		want              bool
+	}{
+		{"postgres", db.RepeatableRead, true, false, true},
+		{"postgres", db.Serializable, true, false, true},
+		{"postgres", db.ReadCommitted, true, false, false},
+		{"mariadb", db.RepeatableRead, true, false, true},
+		{"mariadb", db.RepeatableRead, false, false, false}, // binary log off: locking reads get none
+		{"mariadb", db.RepeatableRead, false, true, true},   // the NoRecord baseline runs the same workload
+		{"mariadb", db.Serializable, true, false, false},
+		{"mariadb", db.ReadCommitted, true, false, false},
+		{"mysql", db.RepeatableRead, false, false, false},
+		{"sqlite", db.Serializable, true, false, false},
+	} {
+		if got := deletesDecidable(fakeDB{name: c.name, level: c.level, commits: c.commits}, c.noRecord); got != c.want {
+			t.Errorf("%s %s commit order %v no-record %v: %v, want %v", c.name, c.level, c.commits, c.noRecord, got, c.want)
+		}
+	}
+}

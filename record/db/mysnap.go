@@ -6,14 +6,15 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Snapshot markers: which committed transactions an InnoDB consistent read
 // sees (MariaDB/MySQL REPEATABLE READ, Options.Snapshots).
 //
 // At REPEATABLE READ an InnoDB transaction's plain SELECTs read the read
-// view created by its first consistent read (MariaDB KB "InnoDB Lock Modes"
-// / MySQL manual 17.7.2.3 "Consistent Nonlocking Reads": all consistent
+// view created by its first consistent read (MariaDB KB "REPEATABLE READ";
+// MySQL 8.4 Reference Manual 17.7.2.3 "Consistent Nonlocking Reads": all consistent
 // reads within the same transaction read the snapshot established by the
 // first such read). A read of a row walks its versions back from the
 // newest and returns the first one whose writer the read view sees, or
@@ -26,14 +27,16 @@ import (
 // WITH CONSISTENT SNAPSHOT") would give that set in binlog order, but it is
 // not exact when several sessions read it at once: on MariaDB 10.11 the
 // two status variables are server-wide and a session's SHOW STATUS can
-// report the position another session's snapshot just stored
-// (TestMariaDBBinlogSnapshotStatusRaces shows it with four readers;
-// serialized readers never disagreed). Markers need no binary log and are
-// exact by construction: the recorder's own session table
+// report the position another session's snapshot just stored (an
+// experiment with four concurrent readers disagreed with the rows read in
+// 84 of 2158 snapshots; serialized readers never did; docs/recorder.md).
+// Markers need no binary log and are exact by construction: the
+// recorder's own session table
 //
 //	txray_snapmarks (s BIGINT PRIMARY KEY, n BIGINT)
 //
-// has one row per client session; every transaction starts with
+// has one row per client session (its connection id); every transaction
+// starts with
 //
 //	START TRANSACTION;
 //	SELECT s, n FROM txray_snapmarks;       -- the first consistent read
@@ -56,20 +59,20 @@ type snapMarker struct {
 	session, seq int64
 }
 
-// setupSnapMarks creates (or empties) the marker table once per myDB.
+// setupSnapMarks creates the marker table once per myDB. It is shared by
+// every process using the database (txray runs, tests of this package):
+// rows are keyed by the server's connection id (CONNECTION_ID(), unique
+// among live connections), each session registers its own row and deletes
+// it when it closes, and no one empties the table (rows left by a killed
+// process stay, unread by anyone: a reused connection id resets its row).
 func (m *myDB) setupSnapMarks(ctx context.Context) error {
 	m.marksOnce.Do(func() {
-		for _, q := range []string{
-			"CREATE TABLE IF NOT EXISTS " + snapMarks + " (s BIGINT NOT NULL PRIMARY KEY, n BIGINT NOT NULL) ENGINE=InnoDB",
-			"DELETE FROM " + snapMarks,
-		} {
-			sctx, cancel := m.o.stmt(ctx)
-			_, err := m.db.ExecContext(sctx, q)
-			cancel()
-			if err != nil {
-				m.marksErr = fmt.Errorf("mysql: snapshot markers: %q: %v", q, err)
-				return
-			}
+		q := "CREATE TABLE IF NOT EXISTS " + snapMarks + " (s BIGINT NOT NULL PRIMARY KEY, n BIGINT NOT NULL) ENGINE=InnoDB"
+		sctx, cancel := m.o.stmt(ctx)
+		_, err := m.db.ExecContext(sctx, q)
+		cancel()
+		if err != nil {
+			m.marksErr = fmt.Errorf("mysql: snapshot markers: %q: %v", q, err)
 		}
 	})
 	return m.marksErr
@@ -81,9 +84,17 @@ func (m *myDB) withSnapMarks(ctx context.Context, c *sql.Conn, sc *sqlConn) erro
 	if err := m.setupSnapMarks(ctx); err != nil {
 		return err
 	}
-	mk := &snapMarker{session: m.marksNext.Add(1)}
-	if _, err := c.ExecContext(ctx, "INSERT INTO "+snapMarks+" (s, n) VALUES (?, 0)", mk.session); err != nil {
+	mk := &snapMarker{}
+	if err := c.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&mk.session); err != nil {
 		return err
+	}
+	if _, err := c.ExecContext(ctx, "INSERT INTO "+snapMarks+" (s, n) VALUES (?, 0) ON DUPLICATE KEY UPDATE n = 0", mk.session); err != nil {
+		return err
+	}
+	sc.beforeClose = func(c *sql.Conn) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_, _ = c.ExecContext(ctx, "DELETE FROM "+snapMarks+" WHERE s = ?", mk.session)
 	}
 	sess := strconv.FormatInt(mk.session, 10)
 	sc.beginQuery = func() string {

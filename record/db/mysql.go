@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/go-sql-driver/mysql"
 )
@@ -36,7 +35,6 @@ type myDB struct {
 	// snapshot markers (mysnap.go)
 	marksOnce sync.Once
 	marksErr  error
-	marksNext atomic.Int64
 }
 
 // Exclusive takes the named lock "txray_run:<database>" with GET_LOCK on a

@@ -19,6 +19,8 @@ type sqlConn struct {
 	beginQuery  func() string
 	beginScan   func(rows *sql.Rows, ev *TxnEvidence) error
 	beginWrites bool
+	// beforeClose, if set, runs (best effort) before the session closes.
+	beforeClose func(c *sql.Conn)
 	classify    func(err error, atCommit bool) (Outcome, Class)
 	// commitQuery, if set, replaces COMMIT: one round
 	// trip of several statements, COMMIT first; commitScan reads the
@@ -134,4 +136,9 @@ func (s *sqlConn) Classify(err error, atCommit bool) (Outcome, Class) {
 	return s.classify(err, atCommit)
 }
 
-func (s *sqlConn) Close() error { return s.c.Close() }
+func (s *sqlConn) Close() error {
+	if s.beforeClose != nil {
+		s.beforeClose(s.c)
+	}
+	return s.c.Close()
+}
