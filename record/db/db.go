@@ -114,6 +114,12 @@ type TxnEvidence struct {
 	// CommitTS is a commit position known at commit time (MariaDB GTID
 	// sequence number); PostgreSQL positions come from a CommitStream.
 	CommitTS history.Timestamp
+	// LegacyXID and LegacySnapshot are what PostgreSQL's earlier capture,
+	// SELECT pg_current_xact_id(), pg_current_snapshot() right after
+	// BEGIN in every transaction, returns; only for differential tests
+	// (the adapter's CaptureLegacyEvidence).
+	LegacyXID      uint64
+	LegacySnapshot string
 }
 
 // Rows is a result set (pgx.Rows or *sql.Rows behind one face).
