@@ -193,10 +193,16 @@ var (
 	checkers = map[string]Checker{}
 )
 
-// Register adds a checker; checker packages call it from init.
+// Register adds a checker; checker packages call it from init. The
+// registry hands out the checker wrapped so that a valid verdict on a
+// history in which nothing committed becomes unknown (NothingCommitted):
+// every checker obtained through Lookup or Pick keeps that contract.
 func Register(c Checker) {
 	regMu.Lock()
 	defer regMu.Unlock()
+	if _, wrapped := c.(vacuousGuard); !wrapped {
+		c = vacuousGuard{c}
+	}
 	checkers[c.Name()] = c
 }
 

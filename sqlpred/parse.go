@@ -3,6 +3,7 @@ package sqlpred
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -377,30 +378,21 @@ func (p *parser) pred() (node, error) {
 	return l, nil
 }
 
-func (p *parser) add() (node, error) {
-	l, err := p.mul()
-	if err != nil {
-		return nil, err
-	}
-	for p.isOp("+") || p.isOp("-") || p.isOp("||") {
-		op := p.next().s[0]
-		r, err := p.mul()
-		if err != nil {
-			return nil, err
-		}
-		l = &arith{op: op, l: l, r: r}
-	}
-	return l, nil
-}
+func (p *parser) add() (node, error) { return p.arithChain(p.mul, "+", "-", "||") }
 
-func (p *parser) mul() (node, error) {
-	l, err := p.unary()
+func (p *parser) mul() (node, error) { return p.arithChain(p.unary, "*", "/", "%") }
+
+// arithChain parses operand { op operand } for the operators ops, left
+// associative (a - b - c is (a - b) - c); an arith node's op is the
+// operator's first byte ('|' for ||).
+func (p *parser) arithChain(operand func() (node, error), ops ...string) (node, error) {
+	l, err := operand()
 	if err != nil {
 		return nil, err
 	}
-	for p.isOp("*") || p.isOp("/") || p.isOp("%") {
+	for slices.ContainsFunc(ops, p.isOp) {
 		op := p.next().s[0]
-		r, err := p.unary()
+		r, err := operand()
 		if err != nil {
 			return nil, err
 		}

@@ -38,8 +38,9 @@
 // Memory (the watermark rule). State is kept only for transactions whose
 // verdicts are not final, so the live state is about (arrival rate) ×
 // FinalAfter × (~1.3 KB per 15-op transaction), plus one entry per key and
-// per session and the interned keys and string values (which grow with
-// the number of distinct keys and string values seen). Let W be the smallest snapshot timestamp of
+// per session and the interned string values (which grow with the number
+// of distinct string values seen); the keys retained are bounded by
+// Config.MaxKeys, beyond which settled keys are forgotten (keys.go). Let W be the smallest snapshot timestamp of
 // any transaction whose verdicts are not yet final (or, when none is
 // pending, the largest snapshot seen). Any transaction still to arrive is
 // expected to have a snapshot ≥ W, and then needs of each key only the last
@@ -80,6 +81,7 @@ package aion
 
 import (
 	"fmt"
+	"hash/maphash"
 	"math/bits"
 	"slices"
 	"strings"
@@ -109,9 +111,13 @@ type Val struct {
 // Op is one micro-operation of an arriving transaction.
 type Op struct {
 	Kind history.Kind
-	Key  int32 // id in Checker.Keys
+	Key  int32 // id in Checker.Keys (set by Add when the Reader left a raw key)
 	V    Val
 	List bool // a list read or an append (not checked online)
+	// raw: the key as decoded, not yet interned (rawInt: kN is the
+	// integer key; rawStr: kN indexes Txn.keyStrs); rawNone: Key is an id
+	raw uint8
+	kN  int64
 }
 
 // Txn is an arriving transaction.
@@ -124,6 +130,7 @@ type Txn struct {
 	Ops      []Op
 	arrived  time.Time
 	seq      int64
+	keyStrs  []string // string keys of ops with a raw key (Op.raw)
 }
 
 // Config configures a Checker.
@@ -145,6 +152,10 @@ type Config struct {
 	InitialZero bool
 	// FinalAfter: how long after arrival an Ext verdict becomes final.
 	FinalAfter time.Duration
+	// MaxKeys bounds the keys retained (0 = no bound): beyond it a Tick
+	// forgets the coldest settled keys, and a later read of a forgotten
+	// key is not checked and makes the verdict unknown (keys.go).
+	MaxKeys int
 	// MaxPerType caps listed anomalies per type (0 = 8).
 	MaxPerType int
 	// Now is the clock (default time.Now); tests inject one.
@@ -173,14 +184,28 @@ const maxFailRecs = 1 << 16
 type Checker struct {
 	cfg Config
 	ser bool
-	// Keys and Strs intern keys and string values. Readers intern through
-	// methods that lock nmu, so a Reader may decode in another goroutine
-	// while the checker runs; direct use is for single-goroutine callers.
-	Keys *history.Interner
+	// Keys interns keys (the checker's own table, keys.go: Add interns
+	// the raw keys a Reader leaves in ops; direct use is for tests and
+	// single-goroutine callers). Strs interns string values; Readers
+	// intern through methods that lock nmu, so a Reader may decode in
+	// another goroutine while the checker runs.
+	Keys *Keys
 	Strs *history.Interner
 	nmu  sync.RWMutex
+	kt   keyTab
 	keys keyStates
-	vp   vpool
+	// key budget (Config.MaxKeys, keys.go): keys retained, the clock
+	// hand, the filter of forgotten names, the latest commit of a
+	// forgotten version, keys forgotten with versions, reads of them
+	// not checked (and the first)
+	liveKeys    int
+	hand        int
+	forgotten   bloom
+	forgotMax   history.Timestamp
+	forgotKeys  int64
+	forgotReads int64
+	forgotFirst string
+	vp          vpool
 	// activeBits: the keys Tick must visit (fActive), nactive of them
 	activeBits []uint64
 	nactive    int
@@ -259,9 +284,10 @@ func New(cfg Config) *Checker {
 	if cfg.Model == "" {
 		cfg.Model = "snapshot-isolation"
 	}
-	c := &Checker{cfg: cfg, Keys: history.NewInterner(), Strs: history.NewInterner(),
+	c := &Checker{cfg: cfg, Strs: history.NewInterner(), kt: keyTab{seed: maphash.MakeSeed()},
 		last: map[string]*Txn{}, anoms: map[string][]check.Anomaly{}, counts: map[string]int{},
 		kinds: map[int64]string{}, failed: map[int32][]failRec{}}
+	c.Keys = &Keys{c: c}
 	c.ser = cfg.Model == "serializable"
 	c.start = cfg.Now()
 	return c
@@ -458,12 +484,14 @@ func (c *Checker) Add(t *Txn) error {
 		if t.Status == history.Unknown {
 			// It may have committed at an unknown time: remember its
 			// writes so reads of them are undecided rather than invalid.
+			c.resolve(t, c.n+1)
 			for i := range t.Ops {
-				if o := &t.Ops[i]; o.Kind == history.Write && !o.List {
+				if o := &t.Ops[i]; o.Kind == history.Write && !o.List && o.Key >= 0 {
 					if c.unkW == nil {
 						c.unkW = map[unkRef]struct{}{}
 					}
 					c.unkW[unkRef{o.Key, o.V}] = struct{}{}
+					c.key(o.Key).flags |= fUnk
 				}
 			}
 		}
@@ -479,6 +507,7 @@ func (c *Checker) Add(t *Txn) error {
 	t.arrived = now
 	c.n++
 	t.seq = c.n
+	c.resolve(t, c.n)
 	if c.cfg.Model == sessionSI {
 		if p := c.last[t.Session]; p != nil && t.Session != "" && t.StartTS.Less(p.CommitTS) {
 			c.report(TypeSession, "", fmt.Sprintf("%s and %s are consecutive in session %s, but %s started at %s, before its predecessor committed at %s. Session axiom: prev.cts ≤ next.sts.",
@@ -518,7 +547,7 @@ func (c *Checker) Add(t *Txn) error {
 		if p := c.lastAccess(t, j); p >= 0 {
 			if acc := t.Ops[p].V; acc != o.V {
 				c.report(TypeInternal, c.keyName(o.Key), fmt.Sprintf("%s: op %d (%s) follows op %d (%s) on the same key, so it must return %s, but it returned %s. Int axiom.",
-					c.txnString(t), j, c.opString(o), p, c.opString(&t.Ops[p]), c.valString(acc), c.valString(o.V)))
+					c.txnString(t), j, c.opStringIn(t, o), p, c.opStringIn(t, &t.Ops[p]), c.valString(acc), c.valString(o.V)))
 			}
 			continue
 		}
@@ -526,6 +555,13 @@ func (c *Checker) Add(t *Txn) error {
 		// retained version's), so the cold state is read only then.
 		if ks.flags&fGced != 0 && less(snap.P, snap.L, ks.lastP, ks.lastL) && snap.Less(c.gcTS(o.Key)) {
 			c.late++
+			continue
+		}
+		if ks.flags&fForgot != 0 && c.forgottenRead(ks, snap.P, snap.L) {
+			c.forgotReads++
+			if c.forgotFirst == "" {
+				c.forgotFirst = fmt.Sprintf("%s (snapshot %s) read %s of %s", name(t), snap, c.valString(o.V), c.keyName(o.Key))
+			}
 			continue
 		}
 		fail := !c.matches(ks, snap, o.V)
@@ -583,13 +619,15 @@ func (c *Checker) Add(t *Txn) error {
 // writes will append to, each in a tight loop of independent loads: the
 // processor overlaps their cache misses, which Add's per-op work (one
 // dependent miss after another) cannot (docs/benchmarks.md, issue 17
-// item 4). It changes nothing.
+// item 4). It changes nothing but the keys' reference bits (fRef).
 func (c *Checker) prefetch(t *Txn) {
 	var x uint8
 	n := int32(c.keys.n)
 	for j := range t.Ops {
 		if k := t.Ops[j].Key; k >= 0 && k < n {
-			x += c.keys.get(k).flags
+			ks := c.keys.get(k)
+			x += ks.flags
+			ks.flags |= fRef // used: spared by the next forgetting pass (keys.go)
 		}
 	}
 	for j := range t.Ops {
@@ -667,6 +705,10 @@ func (c *Checker) install(t *Txn, o *Op, w int32, tx int64) {
 		for i > 0 && less(cts.P, cts.L, vs[i-1].ctsP, vs[i-1].ctsL) {
 			i--
 		}
+	}
+	if !c.ser && ks.flags&fForgot != 0 && c.forgotMax.Set && !c.forgotMax.Less(t.StartTS) {
+		// a forgotten writer of the key may overlap t (keys.go)
+		c.lateNC++
 	}
 	if !c.ser {
 		// Both checks below need t.sts < the last version's cts
@@ -793,8 +835,10 @@ func (c *Checker) tick(before time.Time) {
 	// what it discards grows by at most that work in between.
 	c.ticks++
 	if 2*c.work < int64(c.nactive) && c.ticks-c.swept < sweepEvery {
+		c.maybeForget()
 		return
 	}
+	defer c.maybeForget()
 	c.work, c.swept = 0, c.ticks
 	// Only active keys can have anything to discard: a key with at most one
 	// version (already naming a ghost) and no pending reads keeps that
@@ -921,12 +965,12 @@ func (c *Checker) finalize(r *read, rn int64) {
 		c.coUndecided++
 		if c.coFirst == "" {
 			c.coFirst = fmt.Sprintf("%s (sts %s, cts %s): op %d (%s) read %s, but at its commit point %s the last committed value of %s was %s [%s]",
-				c.txnString(t), t.StartTS, t.CommitTS, r.op, c.opString(o), c.valString(rv), snap, c.keyName(r.key), state, kind)
+				c.txnString(t), t.StartTS, t.CommitTS, r.op, c.opStringIn(t, o), c.valString(rv), snap, c.keyName(r.key), state, kind)
 		}
 		return
 	}
 	expl := fmt.Sprintf("%s (sts %s, cts %s): op %d (%s) is an external read. At its %s %s the last committed value of %s was %s, but it read %s [%s]. The verdict flipped %d times before becoming final. Ext axiom.",
-		c.txnString(t), t.StartTS, t.CommitTS, r.op, c.opString(o), word, snap, c.keyName(r.key), state, c.valString(rv), kind, r.flips)
+		c.txnString(t), t.StartTS, t.CommitTS, r.op, c.opStringIn(t, o), word, snap, c.keyName(r.key), state, c.valString(rv), kind, r.flips)
 	listed := c.report(TypeExt, c.keyName(r.key), expl)
 	if c.nFailRecs >= maxFailRecs {
 		c.failOverflow = true
@@ -1084,7 +1128,10 @@ func (c *Checker) valString(v Val) string {
 	return fmt.Sprint(v.N)
 }
 
-func (c *Checker) opString(o *Op) string {
+func (c *Checker) opString(o *Op) string { return c.opStringIn(nil, o) }
+
+// opStringIn renders op o of transaction t (see keyNameIn).
+func (c *Checker) opStringIn(t *Txn, o *Op) string {
 	f := "r"
 	switch o.Kind {
 	case history.Write:
@@ -1092,7 +1139,7 @@ func (c *Checker) opString(o *Op) string {
 	case history.Append:
 		f = "append"
 	}
-	return f + " " + c.keyName(o.Key) + " " + c.valString(o.V)
+	return f + " " + c.keyNameIn(t, o.Key) + " " + c.valString(o.V)
 }
 
 func (c *Checker) txnString(t *Txn) string {
@@ -1103,7 +1150,7 @@ func (c *Checker) txnString(t *Txn) string {
 		if j > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString(c.opString(&t.Ops[j]))
+		b.WriteString(c.opStringIn(t, &t.Ops[j]))
 	}
 	b.WriteString("]")
 	return b.String()
@@ -1119,12 +1166,17 @@ type Status struct {
 	LateUnchecked int64          `json:"late_unchecked"`
 	Violations    map[string]int `json:"violations"`
 	Versions      int            `json:"versions_retained"`
+	// key budget (Config.MaxKeys): keys retained, keys forgotten with
+	// their versions, reads of forgotten keys not checked
+	Keys           int   `json:"keys_retained"`
+	ForgottenKeys  int64 `json:"forgotten_keys"`
+	ForgottenReads int64 `json:"forgotten_reads"`
 }
 
 // Status reports progress counters.
 func (c *Checker) Status() Status {
 	s := Status{Txns: c.n, Skipped: c.aborted, Pending: int(c.reads.tail - c.reads.head), Flips: c.flips, Rechecks: c.rechk,
-		LateUnchecked: c.late, Violations: map[string]int{}}
+		LateUnchecked: c.late, Violations: map[string]int{}, Keys: c.liveKeys, ForgottenKeys: c.forgotKeys, ForgottenReads: c.forgotReads}
 	for k, v := range c.counts {
 		s.Violations[k] = v
 	}
@@ -1167,7 +1219,8 @@ func (c *Checker) Close() *check.Result {
 	el := c.cfg.Now().Sub(c.start).Seconds()
 	r.Stats = map[string]any{"txns": c.n, "not_committed": c.aborted, "flips": c.flips, "rechecks": c.rechk,
 		"late_unchecked": c.late, "late_noconflict_partial": c.lateNC, "unchecked_list_ops": c.listOps,
-		"seconds": el, "ext_withdrawn": c.withdrawn, "ext_reopened_unknown": c.reopenUnk, "late_writes_after_pass": c.latePass}
+		"seconds": el, "ext_withdrawn": c.withdrawn, "ext_reopened_unknown": c.reopenUnk, "late_writes_after_pass": c.latePass,
+		"keys_retained": c.liveKeys, "forgotten_keys": c.forgotKeys, "forgotten_reads": c.forgotReads}
 	if el > 0 {
 		r.Stats["txns_per_second"] = float64(c.n) / el
 	}
@@ -1178,6 +1231,9 @@ func (c *Checker) Close() *check.Result {
 	case c.late > 0:
 		r.Verdict = check.Unknown
 		r.Reason = fmt.Sprintf("%d external reads arrived with a snapshot older than the discarded state (later than --final-after allows) and could not be checked", c.late)
+	case c.forgotReads > 0:
+		r.Verdict = check.Unknown
+		r.Reason = fmt.Sprintf("%d reads of keys whose state was forgotten under the key budget (--memory-limit; %d keys forgotten) could not be checked; first: %s", c.forgotReads, c.forgotKeys, c.forgotFirst)
 	case c.listOps > 0 && c.n > 0:
 		r.Verdict = check.Unknown
 		r.Reason = fmt.Sprintf("%d list, predicate or increment ops are not checked online; use txray check --checker chronos", c.listOps)
@@ -1272,23 +1328,18 @@ func (c *Checker) Close() *check.Result {
 	return r
 }
 
-func (c *Checker) keyName(k int32) string {
-	c.nmu.RLock()
-	defer c.nmu.RUnlock()
-	return c.Keys.String(k)
-}
+// Keys is the checker's key table as tests and single-goroutine callers
+// use it (not safe for concurrent use with Add).
+type Keys struct{ c *Checker }
 
-func (c *Checker) internKeyInt(n int64) int32 {
-	c.nmu.Lock()
-	defer c.nmu.Unlock()
-	return c.Keys.Int(n)
-}
+// Str returns the id of string key s, interning it.
+func (k *Keys) Str(s string) int32 { return k.c.internStrKey([]byte(s), k.c.n+1) }
 
-func (c *Checker) internKeyStr(s string) int32 {
-	c.nmu.Lock()
-	defer c.nmu.Unlock()
-	return c.Keys.Str(s)
-}
+// Int returns the id of integer key n, interning it.
+func (k *Keys) Int(n int64) int32 { return k.c.internInt(n, k.c.n+1) }
+
+// String renders key id id.
+func (k *Keys) String(id int32) string { return k.c.keyName(id) }
 
 func (c *Checker) internStr(b []byte) int32 {
 	c.nmu.Lock()

@@ -179,7 +179,7 @@ func decodeAll(b []byte) string {
 		}
 		fmt.Fprintf(&out, "%s %s %v %v %v:", x.ID, x.Session, x.Status, x.StartTS, x.CommitTS)
 		for _, o := range x.Ops {
-			fmt.Fprintf(&out, " %v/%s/%v/%v", o.Kind, c.Keys.String(o.Key), o.V, o.List)
+			fmt.Fprintf(&out, " %v/%s/%v/%v", o.Kind, rawKey(x, &o), o.V, o.List)
 		}
 		out.WriteString("\n")
 	}
@@ -200,4 +200,15 @@ func FuzzFastOp(f *testing.F) {
 			t.Fatalf("fast path:\n%s\ngeneral path:\n%s", got, want)
 		}
 	})
+}
+
+// rawKey renders the key op o of x was decoded with (before Add interns it).
+func rawKey(x *Txn, o *Op) string {
+	switch o.raw {
+	case rawInt:
+		return fmt.Sprint(o.kN)
+	case rawStr:
+		return fmt.Sprintf("%q", x.keyStrs[o.kN])
+	}
+	return fmt.Sprintf("id %d", o.Key)
 }

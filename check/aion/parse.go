@@ -24,13 +24,12 @@ type Reader struct {
 	Skipped int
 	// LineOffset is added to line numbers in errors (for input fed in chunks).
 	LineOffset int
-	// keys caches key ids so decoding rarely takes the checker's lock; a
-	// Reader may run in a different goroutine from the checker. Key ids
-	// never change once assigned. dkeys is a direct-index cache for small
-	// non-negative integer keys (id+1, 0 = not cached).
-	dkeys []int32
-	ikeys map[int64]int32
-	skeys map[string]int32
+	// Keys are not interned here: each op keeps its raw key (Op.raw) and
+	// Checker.Add interns it, so a Reader holds no key ids (the checker
+	// may forget a key and recycle its id, see keys.go) and may run in a
+	// different goroutine from the checker. skeys shares string keys'
+	// strings between transactions (cleared when full).
+	skeys map[string]string
 	// opBuf: the ops of the transaction being decoded (reused)
 	opBuf []Op
 	// opArena: the rest of the chunk keepOps copies ops into
@@ -38,9 +37,6 @@ type Reader struct {
 	// sessions shares session name strings
 	sessions map[string]string
 }
-
-// denseKeys bounds the direct-index key cache (entries).
-const denseKeys = 1 << 24
 
 // NewBytesReader returns a reader over b (which must not change meanwhile).
 func NewBytesReader(b []byte, c *Checker, name string) *Reader {
@@ -188,6 +184,8 @@ func (r *Reader) object() (*Txn, bool, error) {
 	}
 	if t.Status != history.Aborted {
 		t.Ops = r.keepOps(r.opBuf)
+	} else {
+		t.keyStrs = nil
 	}
 	return t, false, nil
 }
@@ -371,23 +369,22 @@ func (r *Reader) ops(t *Txn) error {
 					if err != nil {
 						return err
 					}
-					id, ok := r.skeys[string(b)]
+					ks, ok := r.skeys[string(b)]
 					if !ok {
-						id = r.c.internKeyStr(string(b))
-						if r.skeys == nil {
-							r.skeys = map[string]int32{}
+						ks = string(b)
+						if r.skeys == nil || len(r.skeys) >= 1<<12 {
+							r.skeys = map[string]string{}
 						}
-						if len(r.skeys) < 1<<16 {
-							r.skeys[string(b)] = id
-						}
+						r.skeys[ks] = ks
 					}
-					o.Key = id
+					o.raw, o.kN = rawStr, int64(len(t.keyStrs))
+					t.keyStrs = append(t.keyStrs, ks)
 				} else {
 					n, err := lx.Int64()
 					if err != nil {
 						return fmt.Errorf("ops[%d].k: %v", len(ops), err)
 					}
-					o.Key = r.intKey(n)
+					o.raw, o.kN = rawInt, n
 				}
 			case 'v':
 				if c, _ := lx.Peek(); c == '[' {
@@ -407,7 +404,7 @@ func (r *Reader) ops(t *Txn) error {
 		if !kindOK {
 			return fmt.Errorf("ops[%d].f: missing", len(ops))
 		}
-		if o.Key < 0 && o.Kind != history.PredRead {
+		if o.raw == rawNone && o.Kind != history.PredRead {
 			return fmt.Errorf("ops[%d].k: missing", len(ops))
 		}
 		if o.Kind == history.Append {
@@ -450,34 +447,6 @@ func fieldName(b []byte) string {
 	return string(b)
 }
 
-// intKey returns the id of integer key n (cached, so decoding rarely takes
-// the checker's lock).
-func (r *Reader) intKey(n int64) int32 {
-	if n >= 0 && n < denseKeys {
-		if n < int64(len(r.dkeys)) && r.dkeys[n] != 0 {
-			return r.dkeys[n] - 1
-		}
-		id := r.c.internKeyInt(n)
-		if n >= int64(len(r.dkeys)) {
-			r.dkeys = slices.Grow(r.dkeys, int(n)+1-len(r.dkeys))
-			r.dkeys = r.dkeys[:cap(r.dkeys)]
-		}
-		r.dkeys[n] = id + 1
-		return id
-	}
-	id, ok := r.ikeys[n]
-	if !ok {
-		id = r.c.internKeyInt(n)
-		if r.ikeys == nil {
-			r.ikeys = map[int64]int32{}
-		}
-		if len(r.ikeys) < 1<<16 {
-			r.ikeys[n] = id
-		}
-	}
-	return id
-}
-
 // fastOpOff disables fastOp (differential tests).
 var fastOpOff bool
 
@@ -487,7 +456,7 @@ var fastOpOff bool
 // plain characters and whose values are plain integers (invoke, complete),
 // with no white space and integers of at most 18 digits. For anything else
 // it consumes nothing and reports false, and the general path decodes the
-// op; both give the same Op and intern the same key.
+// op; both give the same Op.
 func (r *Reader) fastOp() (Op, bool) {
 	if fastOpOff {
 		return Op{}, false
@@ -550,7 +519,7 @@ func (r *Reader) fastOp() (Op, bool) {
 		}
 		i = j
 	}
-	o.Key = r.intKey(k)
+	o.raw, o.kN = rawInt, k
 	r.lx.Consume(i, 0)
 	return o, true
 }

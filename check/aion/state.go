@@ -50,6 +50,16 @@ const (
 	// fFailed: the key has final Ext failures a late write may re-open
 	// (Checker.failed).
 	fFailed
+	// fRef: the key was used since the forgetting clock hand last
+	// passed it (keys.go).
+	fRef
+	// fUnk: an unknown-outcome write names the key (Checker.unkW): it is
+	// never forgotten.
+	fUnk
+	// fForgot: the key's name may have been forgotten with versions
+	// (keys.go): its reads are checked only against versions committed
+	// after Checker.forgotMax.
+	fForgot
 )
 
 func (ks *keyState) last() history.Timestamp {
@@ -61,6 +71,9 @@ func (ks *keyState) lastV() Val { return Val{N: ks.lastVN, K: ks.lastVK} }
 // keyCold is a key's rarely used state (parallel to keyState).
 type keyCold struct {
 	gcP, gcL int64 // versions committed before this were discarded (fGced)
+	// born: the sequence number (Txn.seq) from which transactions may
+	// name this key by its id; 0 while the id is free (keys.go)
+	born int64
 }
 
 // version is a committed write kept for a key. w indexes Checker.writers;

@@ -130,36 +130,12 @@ func apply(t *history.Txn, st map[int32]int32) {
 
 // rtOK reports whether order p respects real-time order (a committed
 // transaction that completed before another was invoked comes first).
+// An unknown-outcome transaction is never a real-time predecessor (its
+// commit may have come arbitrarily late), as in the checker and package
+// graph.
 func rtOK(h *history.History, p []int) bool {
-	for x := range p {
-		for y := x + 1; y < len(p); y++ {
-			a, b := &h.Txns[p[y]], &h.Txns[p[x]] // a is placed after b
-			// an unknown-outcome transaction is never a real-time predecessor (its commit may
-			// have come arbitrarily late), as in the checker and package graph
-			if a.HasTime && b.HasTime && a.Complete < b.Invoke && a.Status != history.Unknown {
-				return false
-			}
-		}
-	}
-	return true
-}
-
-// bruteStrict: some serial order respecting real-time and session order
-// (strict-serializable implies strong-session-serializable) explains every
-// read.
-func bruteStrict(h *history.History) bool {
-	return permute(len(h.Txns), func(p []int) bool {
-		if !rtOK(h, p) || !soOK(h, p) {
-			return false
-		}
-		st := map[int32]int32{}
-		for _, i := range p {
-			if !readsOK(&h.Txns[i], st) {
-				return false
-			}
-			apply(&h.Txns[i], st)
-		}
-		return true
+	return keepsOrder(h, p, func(a, b *history.Txn) bool {
+		return a.HasTime && b.HasTime && a.Complete < b.Invoke && a.Status != history.Unknown
 	})
 }
 
@@ -167,10 +143,17 @@ func bruteStrict(h *history.History) bool {
 // after its session's earlier committed ones (an unknown-outcome one is
 // never a predecessor: its commit may have come late, as in the checker).
 func soOK(h *history.History, p []int) bool {
+	return keepsOrder(h, p, func(a, b *history.Txn) bool {
+		return a.Session == b.Session && a.Seq < b.Seq && a.Status != history.Unknown
+	})
+}
+
+// keepsOrder reports whether order p places no transaction a after a
+// transaction b that a must precede (before(a, b)).
+func keepsOrder(h *history.History, p []int, before func(a, b *history.Txn) bool) bool {
 	for x := range p {
 		for y := x + 1; y < len(p); y++ {
-			a, b := &h.Txns[p[y]], &h.Txns[p[x]] // a is placed after b
-			if a.Session == b.Session && a.Seq < b.Seq && a.Status != history.Unknown {
+			if before(&h.Txns[p[y]], &h.Txns[p[x]]) { // p[y] is placed after p[x]
 				return false
 			}
 		}
@@ -178,42 +161,85 @@ func soOK(h *history.History, p []int) bool {
 	return true
 }
 
-// bruteSER: some serial order explains every read (respecting session
-// order if session is set).
-func bruteSER(h *history.History, session bool) bool {
+// data is what the brute-force oracles need of a data type: the op kind
+// that installs a version, a fresh (initial) state, whether txn t's reads
+// are those of state st plus its own writes, and t's writes applied to st.
+type data[S any] struct {
+	write history.Kind
+	fresh func() S
+	reads func(t *history.Txn, st S) bool
+	apply func(t *history.Txn, st S)
+}
+
+// registers: reads see the last write (readsOK, apply); lists: reads see
+// every append in order (listReadsOK, applyList, lists_brute_test.go).
+var (
+	registers = data[map[int32]int32]{history.Write, func() map[int32]int32 { return map[int32]int32{} }, readsOK, apply}
+	lists     = data[map[int32][]int32]{history.Append, func() map[int32][]int32 { return map[int32][]int32{} }, listReadsOK, applyList}
+)
+
+// oracle is the exhaustive search that decides model m on histories of
+// data type d (of committed transactions: see possible):
+//
+//   - serializable: some serial order explains every read;
+//   - strong-session-serializable: one that also respects session order;
+//   - strict-serializable: one that respects real-time and session order
+//     (strict serializable implies strong-session serializable);
+//   - snapshot-isolation: some commit order and, per transaction, some
+//     snapshot (a prefix of the commits before it) explain every read, and
+//     of two transactions writing a common key the later one's snapshot
+//     includes the earlier (Cerone et al.'s abstract-execution definition
+//     of SI);
+//   - strong-session-snapshot-isolation: also in session order, each
+//     snapshot including the session's earlier transactions.
+func oracle[S any](d data[S], m string) func(h *history.History) bool {
+	switch m {
+	case model.Serializable:
+		return func(h *history.History) bool { return bruteSerial(d, h, false, false) }
+	case model.StrongSessionSerializable:
+		return func(h *history.History) bool { return bruteSerial(d, h, true, false) }
+	case model.StrictSerializable:
+		return func(h *history.History) bool { return bruteSerial(d, h, true, true) }
+	case model.SnapshotIsolation:
+		return func(h *history.History) bool { return bruteSI(d, h, false) }
+	case model.StrongSessionSnapshotIsolation:
+		return func(h *history.History) bool { return bruteSI(d, h, true) }
+	}
+	panic("no exhaustive search for " + m)
+}
+
+// bruteSerial: some serial order explains every read (respecting session
+// order if session, real-time order if realtime).
+func bruteSerial[S any](d data[S], h *history.History, session, realtime bool) bool {
 	return permute(len(h.Txns), func(p []int) bool {
-		if session && !soOK(h, p) {
+		if realtime && !rtOK(h, p) || session && !soOK(h, p) {
 			return false
 		}
-		st := map[int32]int32{}
+		st := d.fresh()
 		for _, i := range p {
-			if !readsOK(&h.Txns[i], st) {
+			if !d.reads(&h.Txns[i], st) {
 				return false
 			}
-			apply(&h.Txns[i], st)
+			d.apply(&h.Txns[i], st)
 		}
 		return true
 	})
 }
 
-// bruteSI: some commit order and, per transaction, some snapshot (a prefix
-// of the commits before it) explain every read, and of two transactions
-// writing a common key the later one's snapshot includes the earlier
-// (Cerone et al.'s abstract-execution definition of SI, without sessions).
-func bruteSI(h *history.History, session bool) bool {
+// bruteSI: some commit order and, per transaction, some snapshot explain
+// every read, without write-write conflicts between a transaction and the
+// commits after its snapshot (see oracle); with session, in session order
+// and with snapshots that include the session's earlier transactions.
+func bruteSI[S any](d data[S], h *history.History, session bool) bool {
 	n := len(h.Txns)
-	writes := func(i int) map[int32]bool {
-		m := map[int32]bool{}
-		for _, o := range h.Txns[i].Ops {
-			if o.Kind == history.Write {
-				m[o.Key] = true
-			}
-		}
-		return m
-	}
 	ws := make([]map[int32]bool, n)
 	for i := range ws {
-		ws[i] = writes(i)
+		ws[i] = map[int32]bool{}
+		for _, o := range h.Txns[i].Ops {
+			if o.Kind == d.write {
+				ws[i][o.Key] = true
+			}
+		}
 	}
 	return permute(n, func(p []int) bool {
 		if session && !soOK(h, p) {
@@ -235,11 +261,11 @@ func bruteSI(h *history.History, session bool) bool {
 				if conflict {
 					continue
 				}
-				st := map[int32]int32{}
+				st := d.fresh()
 				for q := 0; q < s; q++ {
-					apply(&h.Txns[p[q]], st)
+					d.apply(&h.Txns[p[q]], st)
 				}
-				ok = readsOK(&h.Txns[i], st)
+				ok = d.reads(&h.Txns[i], st)
 			}
 			if !ok {
 				return false
@@ -249,10 +275,6 @@ func bruteSI(h *history.History, session bool) bool {
 	})
 }
 
-// TestBruteForce: on many tiny random histories, the polygraph's verdict
-// for serializable and snapshot-isolation equals exhaustive search over
-// every serial order / every commit order with snapshots, with and
-// without session order.
 // possible runs f on every history that keeps the committed transactions
 // and some subset of the unknown-outcome ones (aborted ones never took
 // effect); it reports whether f accepts any.
@@ -283,6 +305,11 @@ func possible(h *history.History, f func(*history.History) bool) bool {
 	return false
 }
 
+// TestBruteForce: on many tiny random histories, the polygraph's verdict
+// for serializable and snapshot-isolation equals exhaustive search over
+// every serial order / every commit order with snapshots, with and
+// without session order, and for strict serializable over every serial
+// order that respects real time.
 func TestBruteForce(t *testing.T) {
 	seeds := 800
 	if testing.Short() {
@@ -293,19 +320,7 @@ func TestBruteForce(t *testing.T) {
 		r := rand.New(rand.NewPCG(uint64(seed), 99))
 		h := randHistory(r, 2+r.IntN(4))
 		for _, m := range []string{model.Serializable, model.SnapshotIsolation, model.StrongSessionSerializable, model.StrongSessionSnapshotIsolation, model.StrictSerializable} {
-			var want bool
-			switch m {
-			case model.StrictSerializable:
-				want = possible(h, bruteStrict)
-			case model.Serializable:
-				want = possible(h, func(h *history.History) bool { return bruteSER(h, false) })
-			case model.StrongSessionSerializable:
-				want = possible(h, func(h *history.History) bool { return bruteSER(h, true) })
-			case model.SnapshotIsolation:
-				want = possible(h, func(h *history.History) bool { return bruteSI(h, false) })
-			default:
-				want = possible(h, func(h *history.History) bool { return bruteSI(h, true) })
-			}
+			want := possible(h, oracle(registers, m))
 			for _, inf := range []string{"false", "true"} {
 				res, err := Checker{}.Check(context.Background(), h, check.Options{Model: m, Params: map[string]string{"inference": inf}})
 				if err != nil {
@@ -344,7 +359,7 @@ func FuzzCheck(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if (res.Verdict == check.Valid) != possible(h, func(h *history.History) bool { return bruteSER(h, false) }) {
+		if (res.Verdict == check.Valid) != possible(h, oracle(registers, model.Serializable)) {
 			t.Fatalf("verdict %s disagrees with exhaustive search\n%s", res.Verdict, dump(res))
 		}
 	})

@@ -108,66 +108,6 @@ func applyList(t *history.Txn, st map[int32][]int32) {
 	}
 }
 
-// bruteListSER: some serial order (respecting session order if session)
-// explains every list read.
-func bruteListSER(h *history.History, session bool) bool {
-	return permute(len(h.Txns), func(p []int) bool {
-		if session && !soOK(h, p) {
-			return false
-		}
-		st := map[int32][]int32{}
-		for _, i := range p {
-			if !listReadsOK(&h.Txns[i], st) {
-				return false
-			}
-			applyList(&h.Txns[i], st)
-		}
-		return true
-	})
-}
-
-// bruteListSI: some commit order and per transaction a snapshot (a prefix
-// of the commits before it) explain every list read, and of two
-// transactions appending to a common key the later one's snapshot includes
-// the earlier (Cerone et al.'s SI).
-func bruteListSI(h *history.History) bool {
-	n := len(h.Txns)
-	ws := make([]map[int32]bool, n)
-	for i := range ws {
-		ws[i] = map[int32]bool{}
-		for _, o := range h.Txns[i].Ops {
-			if o.Kind == history.Append {
-				ws[i][o.Key] = true
-			}
-		}
-	}
-	return permute(n, func(p []int) bool {
-		for pos, i := range p {
-			ok := false
-			for s := 0; s <= pos && !ok; s++ {
-				conflict := false
-				for q := s; q < pos; q++ {
-					for k := range ws[p[q]] {
-						conflict = conflict || ws[i][k]
-					}
-				}
-				if conflict {
-					continue
-				}
-				st := map[int32][]int32{}
-				for q := 0; q < s; q++ {
-					applyList(&h.Txns[p[q]], st)
-				}
-				ok = listReadsOK(&h.Txns[i], st)
-			}
-			if !ok {
-				return false
-			}
-		}
-		return true
-	})
-}
-
 // TestListBruteForce: on many tiny random list-append histories, the
 // polygraph's verdict (on its register view of the lists) for serializable,
 // strong-session serializable and snapshot isolation equals exhaustive
@@ -186,15 +126,7 @@ func TestListBruteForce(t *testing.T) {
 		r := rand.New(rand.NewPCG(uint64(seed), 1234))
 		h := randListHistory(r, 2+r.IntN(4))
 		for _, m := range []string{model.Serializable, model.StrongSessionSerializable, model.SnapshotIsolation} {
-			var want bool
-			switch m {
-			case model.Serializable:
-				want = possible(h, func(h *history.History) bool { return bruteListSER(h, false) })
-			case model.StrongSessionSerializable:
-				want = possible(h, func(h *history.History) bool { return bruteListSER(h, true) })
-			default:
-				want = possible(h, bruteListSI)
-			}
+			want := possible(h, oracle(lists, m))
 			res, err := Checker{}.Check(context.Background(), h, check.Options{Model: m})
 			if err != nil {
 				t.Fatal(err)
@@ -243,12 +175,7 @@ func TestElleListAppendBruteForce(t *testing.T) {
 		r := rand.New(rand.NewPCG(uint64(seed), 1234))
 		h := randListHistory(r, 2+r.IntN(4))
 		for _, m := range []string{model.Serializable, model.SnapshotIsolation} {
-			var want bool
-			if m == model.Serializable {
-				want = possible(h, func(h *history.History) bool { return bruteListSER(h, false) })
-			} else {
-				want = possible(h, bruteListSI)
-			}
+			want := possible(h, oracle(lists, m))
 			res, err := la.Check(context.Background(), h, check.Options{Model: m})
 			if err != nil {
 				t.Fatal(err)
@@ -284,7 +211,7 @@ func FuzzListCheck(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if (res.Verdict == check.Valid) != possible(h, func(h *history.History) bool { return bruteListSER(h, false) }) {
+		if (res.Verdict == check.Valid) != possible(h, oracle(lists, model.Serializable)) {
 			t.Fatalf("verdict %s disagrees with exhaustive search\n%s", res.Verdict, dump(res))
 		}
 	})

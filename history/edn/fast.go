@@ -143,31 +143,64 @@ func integer(b []byte, i int) (n int64, j int, ok bool) {
 	return n, j, true
 }
 
-// scalar scans an integer, a keyword or a string without escapes.
-func scanScalar(b []byte, i int) (s scal, j int, ok bool) {
+// The scalars of the two fast paths (this EDN line scanner and FeedJSON,
+// fastjson.go) share one scanner: an integer (integer), a string without
+// escapes, and in EDN a keyword; each followed by a byte of isFastDelim
+// (the same set for both syntaxes). The syntaxes differ only in which
+// bytes a plain string may hold and in keywords.
+
+// scalarSyntax is one fast path's scalar syntax.
+type scalarSyntax struct {
+	keywords bool      // :name is a keyword (EDN)
+	strBad   [256]bool // bytes a plain string may not hold (escapes and the like: the general reader's case)
+}
+
+// ednScalars: EDN strings without a backslash, on one line.
+var ednScalars = scalarSyntax{keywords: true, strBad: [256]bool{'\\': true, '\n': true}}
+
+// jsonScalars: JSON strings of printable ASCII without escapes.
+var jsonScalars = func() (x scalarSyntax) {
+	for c := range x.strBad {
+		x.strBad[c] = c < 0x20 || c >= 0x7f || c == '\\'
+	}
+	return x
+}()
+
+// quoted scans a plain string at b[i] == '"'; it returns the offset and
+// length of its text and the index after the closing quote.
+func (x *scalarSyntax) quoted(b []byte, i int) (off, n int32, j int, ok bool) {
+	if i >= len(b) || b[i] != '"' {
+		return 0, 0, 0, false
+	}
+	for j = i + 1; j < len(b); j++ {
+		c := b[j]
+		if c == '"' {
+			return int32(i + 1), int32(j - i - 1), j + 1, true
+		}
+		if x.strBad[c] {
+			return 0, 0, 0, false
+		}
+	}
+	return 0, 0, 0, false
+}
+
+// scalar scans an integer, a plain string or (EDN) a keyword at b[i],
+// followed by a delimiter.
+func (x *scalarSyntax) scalar(b []byte, i int) (s scal, j int, ok bool) {
 	if i >= len(b) {
 		return s, 0, false
 	}
 	switch c := b[i]; {
-	case c == ':':
+	case c == ':' && x.keywords:
 		var name []byte
 		name, j, ok = keyword(b, i)
 		s.off, s.n = int32(i+1), int32(len(name))
 		return s, j, ok
 	case c == '"':
-		for j = i + 1; j < len(b); j++ {
-			switch b[j] {
-			case '"':
-				if j+1 >= len(b) || !isFastDelim[b[j+1]] {
-					return s, 0, false
-				}
-				s.off, s.n = int32(i+1), int32(j-i-1)
-				return s, j + 1, true
-			case '\\', '\n':
-				return s, 0, false
-			}
+		if s.off, s.n, j, ok = x.quoted(b, i); !ok || j >= len(b) || !isFastDelim[b[j]] {
+			return s, 0, false
 		}
-		return s, 0, false
+		return s, j, true
 	case c == '-' || c >= '0' && c <= '9':
 		s.i, j, ok = integer(b, i)
 		s.n = -1
@@ -176,9 +209,64 @@ func scanScalar(b []byte, i int) (s scal, j int, ok bool) {
 	return s, 0, false
 }
 
-func isNil(b []byte, i int) bool {
-	return len(b) > i+3 && b[i] == 'n' && b[i+1] == 'i' && b[i+2] == 'l' && isFastDelim[b[i+3]]
+// scanScalar scans an EDN scalar.
+func scanScalar(b []byte, i int) (s scal, j int, ok bool) { return ednScalars.scalar(b, i) }
+
+// word reports whether the literal w (nil, null, true, false) stands at
+// b[i], followed by a delimiter.
+func word(b []byte, i int, w string) bool {
+	return len(b) > i+len(w) && string(b[i:i+len(w)]) == w && isFastDelim[b[i+len(w)]]
 }
+
+func isNil(b []byte, i int) bool { return word(b, i, "nil") }
+
+// fieldBit is the fline bit of the op field name (type, process, f,
+// value, time, index), 0 for any other name.
+func fieldBit(name []byte) uint8 {
+	switch string(name) {
+	case "type":
+		return fType
+	case "process":
+		return fProcess
+	case "f":
+		return fF
+	case "value":
+		return fValue
+	case "time":
+		return fTime
+	case "index":
+		return fIndex
+	}
+	return 0
+}
+
+// setInt sets the :time or :index field (bit) of l to n.
+func (l *fline) setInt(bit uint8, n int64) {
+	if bit == fTime {
+		l.hasT, l.time = true, n
+	} else {
+		l.hasIdx, l.index = true, n
+	}
+}
+
+// mopKind is the kind of the micro-op function f (r, read, w, write,
+// append); false for any other.
+func mopKind(f []byte) (history.Kind, bool) {
+	switch string(f) {
+	case "r", "read":
+		return history.Read, true
+	case "w", "write":
+		return history.Write, true
+	case "append":
+		return history.Append, true
+	}
+	return 0, false
+}
+
+// fits reports whether the fast path can feed m: a write needs a value
+// and a list only fits a read; the general path reports the others'
+// errors.
+func (m *fmop) fits() bool { return m.kind == history.Read || m.vkind == vScalar }
 
 // scan scans line b into l, appending its micro-ops to t; false means the
 // general reader must read it (t is then as before).
@@ -217,24 +305,8 @@ func (l *fline) scan1(b []byte, t *scanTab) bool {
 		if !ok {
 			return false
 		}
-		var bit uint8
-		switch string(name) {
-		case "type":
-			bit = fType
-		case "process":
-			bit = fProcess
-		case "f":
-			bit = fF
-		case "value":
-			bit = fValue
-		case "time":
-			bit = fTime
-		case "index":
-			bit = fIndex
-		default:
-			return false
-		}
-		if l.seen&bit != 0 {
+		bit := fieldBit(name)
+		if bit == 0 || l.seen&bit != 0 {
 			return false
 		}
 		l.seen |= bit
@@ -285,11 +357,7 @@ func (l *fline) scan1(b []byte, t *scanTab) bool {
 			if !ok {
 				return false
 			}
-			if bit == fTime {
-				l.hasT, l.time = true, n
-			} else {
-				l.hasIdx, l.index = true, n
-			}
+			l.setInt(bit, n)
 			i = j
 		case fValue:
 			if isNil(b, i) {
@@ -353,14 +421,7 @@ func (l *scanTab) scanMops(b []byte, i int) (int, bool) {
 			return 0, false
 		}
 		var m fmop
-		switch string(f) {
-		case "r", "read":
-			m.kind = history.Read
-		case "w", "write":
-			m.kind = history.Write
-		case "append":
-			m.kind = history.Append
-		default:
+		if m.kind, ok = mopKind(f); !ok {
 			return 0, false
 		}
 		i = skipWS(b, j)
@@ -406,9 +467,7 @@ func (l *scanTab) scanMops(b []byte, i int) (int, bool) {
 		if i >= len(b) || b[i] != ']' {
 			return 0, false
 		}
-		// A write needs a value, a list only fits a read: the general
-		// path reports those errors.
-		if m.kind != history.Read && m.vkind != vScalar {
+		if !m.fits() {
 			return 0, false
 		}
 		i++

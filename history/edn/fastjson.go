@@ -1,7 +1,5 @@
 package edn
 
-import "github.com/txray/txray/history"
-
 // The fast path for elle-cli JSON (package ellejson). elle-cli writes a
 // history as one JSON array of op objects, or as one object per line:
 //
@@ -52,56 +50,19 @@ func (s *jscan) sep(i int) int {
 	return i
 }
 
-// isJDelim: bytes that may follow a scalar token.
-func isJDelim(c byte) bool {
-	return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == ',' || c == ']' || c == '}'
-}
+// isJDelim: bytes that may follow a scalar token (the EDN fast path's
+// set, isFastDelim).
+func isJDelim(c byte) bool { return isFastDelim[c] }
 
 // str scans a string without escapes of printable ASCII at b[i] == '"';
 // it returns the offset and length of its text and the index after the
 // closing quote.
-func (s *jscan) str(i int) (off, n int32, j int, ok bool) {
-	b := s.b
-	if i >= len(b) || b[i] != '"' {
-		return 0, 0, 0, false
-	}
-	for j = i + 1; j < len(b); j++ {
-		c := b[j]
-		if c == '"' {
-			return int32(i + 1), int32(j - i - 1), j + 1, true
-		}
-		if c < 0x20 || c >= 0x7f || c == '\\' {
-			return 0, 0, 0, false
-		}
-	}
-	return 0, 0, 0, false
-}
+func (s *jscan) str(i int) (off, n int32, j int, ok bool) { return jsonScalars.quoted(s.b, i) }
 
 // scalar scans an integer or a string followed by a delimiter.
-func (s *jscan) scalar(i int) (v scal, j int, ok bool) {
-	b := s.b
-	if i >= len(b) {
-		return v, 0, false
-	}
-	if b[i] == '"' {
-		v.off, v.n, j, ok = s.str(i)
-		if !ok || j >= len(b) || !isJDelim(b[j]) {
-			return v, 0, false
-		}
-		return v, j, true
-	}
-	v.i, j, ok = integer(b, i)
-	if !ok || !isJDelim(b[j]) {
-		return v, 0, false
-	}
-	v.n = -1
-	return v, j, true
-}
+func (s *jscan) scalar(i int) (v scal, j int, ok bool) { return jsonScalars.scalar(s.b, i) }
 
-func (s *jscan) null(i int) bool {
-	b := s.b
-	return len(b) > i+4 && b[i] == 'n' && b[i+1] == 'u' && b[i+2] == 'l' && b[i+3] == 'l' && isJDelim(b[i+4])
-}
+func (s *jscan) null(i int) bool { return word(s.b, i, "null") }
 
 // skip skips a plain JSON value (see the package comment) at b[i].
 func (s *jscan) skip(i, depth int) (int, bool) {
@@ -112,7 +73,7 @@ func (s *jscan) skip(i, depth int) (int, bool) {
 	switch c := b[i]; c {
 	case 'n', 't', 'f':
 		for _, w := range []string{"null", "true", "false"} {
-			if len(b) > i+len(w) && string(b[i:i+len(w)]) == w && isJDelim(b[i+len(w)]) {
+			if word(b, i, w) {
 				return i + len(w), true
 			}
 		}
@@ -192,21 +153,7 @@ func (s *jscan) object(l *fline, t *scanTab) (int, bool) {
 		if !ok {
 			return 0, false
 		}
-		var bit uint8
-		switch string(b[off : off+n]) {
-		case "type":
-			bit = fType
-		case "process":
-			bit = fProcess
-		case "f":
-			bit = fF
-		case "value":
-			bit = fValue
-		case "time":
-			bit = fTime
-		case "index":
-			bit = fIndex
-		}
+		bit := fieldBit(b[off : off+n])
 		if i = s.colon(j); i < 0 || i >= len(b) {
 			return 0, false
 		}
@@ -271,11 +218,7 @@ func (s *jscan) object(l *fline, t *scanTab) (int, bool) {
 			if v, i, ok = s.scalar(i); !ok {
 				return 0, false
 			}
-			if bit == fTime {
-				l.hasT, l.time = true, v.i
-			} else {
-				l.hasIdx, l.index = true, v.i
-			}
+			l.setInt(bit, v.i)
 		case fValue:
 			if s.null(i) {
 				i += 4
@@ -319,14 +262,7 @@ func (s *jscan) mops(i int, t *scanTab) (int, bool) {
 			return 0, false
 		}
 		var m fmop
-		switch string(b[off : off+n]) {
-		case "r", "read":
-			m.kind = history.Read
-		case "w", "write":
-			m.kind = history.Write
-		case "append":
-			m.kind = history.Append
-		default:
+		if m.kind, ok = mopKind(b[off : off+n]); !ok {
 			return 0, false
 		}
 		i = s.sep(j)
@@ -375,9 +311,7 @@ func (s *jscan) mops(i int, t *scanTab) (int, bool) {
 		if i >= len(b) || b[i] != ']' {
 			return 0, false
 		}
-		// A write needs a value, a list only fits a read: the general
-		// path reports those errors.
-		if m.kind != history.Read && m.vkind != vScalar {
+		if !m.fits() {
 			return 0, false
 		}
 		i++

@@ -6,12 +6,12 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/txray/txray/history"
 	hedn "github.com/txray/txray/history/edn"
+	"github.com/txray/txray/internal/proptest"
 )
 
 // decodeBoth decodes in with the fast path and with the general reader
@@ -24,55 +24,7 @@ func decodeBoth(t testing.TB, in []byte) {
 	want, wantErr := Decode(bytes.NewReader(in), opts)
 	fastOff = false
 	got, gotErr := Decode(bytes.NewReader(in), opts)
-	if wantErr != nil || gotErr != nil {
-		if wantErr == nil || gotErr == nil || wantErr.Error() != gotErr.Error() {
-			t.Fatalf("errors differ on %q:\ngeneral: %v\nfast:    %v", abbrevBytes(in), wantErr, gotErr)
-		}
-		if history.IsInputError(wantErr) != history.IsInputError(gotErr) {
-			t.Fatalf("error kinds differ: %T vs %T", wantErr, gotErr)
-		}
-		return
-	}
-	if d := diffHistories(want, got); d != "" {
-		t.Fatalf("histories differ on %q: %s", abbrevBytes(in), d)
-	}
-}
-
-func abbrevBytes(b []byte) string {
-	if len(b) > 300 {
-		return string(b[:300]) + "..."
-	}
-	return string(b)
-}
-
-func diffHistories(a, b *history.History) string {
-	if !reflect.DeepEqual(a.Header, b.Header) || a.Evidence != b.Evidence || !reflect.DeepEqual(a.Ignored, b.Ignored) ||
-		!reflect.DeepEqual(a.Notes, b.Notes) || !reflect.DeepEqual(a.Notices, b.Notices) {
-		return fmt.Sprintf("header/evidence/ignored/notes differ: %+v %+v %v %v\nvs %+v %+v %v %v",
-			a.Header, a.Evidence, a.Ignored, a.Notes, b.Header, b.Evidence, b.Ignored, b.Notes)
-	}
-	for _, p := range []struct {
-		name string
-		x, y *history.Interner
-	}{{"keys", a.Keys, b.Keys}, {"values", a.Values, b.Values}, {"sessions", a.Sessions, b.Sessions}} {
-		if p.x.Len() != p.y.Len() {
-			return fmt.Sprintf("%s: %d vs %d", p.name, p.x.Len(), p.y.Len())
-		}
-		for i := 0; i < p.x.Len(); i++ {
-			if p.x.Get(int32(i)) != p.y.Get(int32(i)) {
-				return fmt.Sprintf("%s id %d: %v vs %v", p.name, i, p.x.Get(int32(i)), p.y.Get(int32(i)))
-			}
-		}
-	}
-	if len(a.Txns) != len(b.Txns) {
-		return fmt.Sprintf("%d vs %d txns", len(a.Txns), len(b.Txns))
-	}
-	for i := range a.Txns {
-		if !reflect.DeepEqual(a.Txns[i], b.Txns[i]) {
-			return fmt.Sprintf("txn %d: %+v\nvs %+v", i, a.Txns[i], b.Txns[i])
-		}
-	}
-	return ""
+	proptest.SameDecode(t, "fast", in, want, got, wantErr, gotErr)
 }
 
 // fastTaken are inputs in the shapes elle-cli writes: the fast path must

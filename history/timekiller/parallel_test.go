@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"reflect"
 	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/txray/txray/check/chronos/chronostest"
 	"github.com/txray/txray/history"
+	"github.com/txray/txray/internal/proptest"
 )
 
 type failAfter struct {
@@ -57,44 +57,7 @@ func sameDecode(t *testing.T, in []byte, chunk, failAt int) {
 	defer func() { parallelMin, chunkSize, parallelProcs = oldMin, oldChunk, oldProcs }()
 	opts.SizeHint = int64(len(in))
 	got, gotErr := Decode(reader(), opts)
-	if wantErr != nil || gotErr != nil {
-		if wantErr == nil || gotErr == nil || wantErr.Error() != gotErr.Error() {
-			t.Fatalf("chunk %d: errors differ:\nsequential: %v\nparallel:   %v", chunk, wantErr, gotErr)
-		}
-		return
-	}
-	if d := diffHistories(want, got); d != "" {
-		t.Fatalf("chunk %d: %s", chunk, d)
-	}
-}
-
-func diffHistories(a, b *history.History) string {
-	if !reflect.DeepEqual(a.Header, b.Header) || a.Evidence != b.Evidence || !reflect.DeepEqual(a.Ignored, b.Ignored) ||
-		!reflect.DeepEqual(a.Notes, b.Notes) || !reflect.DeepEqual(a.VersionOrder, b.VersionOrder) {
-		return fmt.Sprintf("header/evidence/ignored differ: %+v %+v %v\nvs %+v %+v %v", a.Header, a.Evidence, a.Ignored, b.Header, b.Evidence, b.Ignored)
-	}
-	for _, p := range []struct {
-		name string
-		x, y *history.Interner
-	}{{"keys", a.Keys, b.Keys}, {"values", a.Values, b.Values}, {"sessions", a.Sessions, b.Sessions}} {
-		if p.x.Len() != p.y.Len() {
-			return fmt.Sprintf("%s: %d vs %d", p.name, p.x.Len(), p.y.Len())
-		}
-		for i := 0; i < p.x.Len(); i++ {
-			if p.x.Get(int32(i)) != p.y.Get(int32(i)) {
-				return fmt.Sprintf("%s id %d: %v vs %v", p.name, i, p.x.Get(int32(i)), p.y.Get(int32(i)))
-			}
-		}
-	}
-	if len(a.Txns) != len(b.Txns) {
-		return fmt.Sprintf("%d vs %d txns", len(a.Txns), len(b.Txns))
-	}
-	for i := range a.Txns {
-		if !reflect.DeepEqual(a.Txns[i], b.Txns[i]) {
-			return fmt.Sprintf("txn %d: %+v\nvs %+v", i, a.Txns[i], b.Txns[i])
-		}
-	}
-	return ""
+	proptest.SameDecode(t, fmt.Sprintf("parallel, chunks of %d bytes", chunk), in, want, got, wantErr, gotErr)
 }
 
 func encoded(t testing.TB, list bool, txns int, seed uint64) []byte {
@@ -174,7 +137,7 @@ func TestParallelBig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := diffHistories(want, got); d != "" {
+	if d := proptest.DiffHistories(want, got); d != "" {
 		t.Fatal(d)
 	}
 }
@@ -243,28 +206,14 @@ func sameFastGeneral(t *testing.T, in []byte) {
 	t.Helper()
 	want, wantErr := decodeGeneral(in)
 	got, gotErr := Decode(bytes.NewReader(in), history.DecodeOptions{Name: "f"})
-	if wantErr != nil || gotErr != nil {
-		if wantErr == nil || gotErr == nil || wantErr.Error() != gotErr.Error() {
-			t.Fatalf("%.200s: errors differ:\ngeneral: %v\nfast:    %v", in, wantErr, gotErr)
-		}
-	} else if d := diffHistories(want, got); d != "" {
-		t.Fatalf("%.200s: %s", in, d)
-	}
+	proptest.SameDecode(t, "fast ops", in, want, got, wantErr, gotErr)
 	// and sequentially with read-ahead and faulted-in arenas (big inputs
 	// on fewer than parallelProcs CPUs)
 	oldMin, oldProcs := parallelMin, parallelProcs
 	parallelMin, parallelProcs = 1, 1<<20
 	defer func() { parallelMin, parallelProcs = oldMin, oldProcs }()
 	got, gotErr = Decode(bytes.NewReader(in), history.DecodeOptions{Name: "f", SizeHint: int64(len(in))})
-	if gotErr != nil || wantErr != nil {
-		if gotErr == nil || gotErr.Error() != wantErr.Error() {
-			t.Fatalf("read-ahead: %v vs %v", gotErr, wantErr)
-		}
-		return
-	}
-	if d := diffHistories(want, got); d != "" {
-		t.Fatalf("read-ahead: %.200s: %s", in, d)
-	}
+	proptest.SameDecode(t, "fast ops, read-ahead", in, want, got, wantErr, gotErr)
 }
 
 // FuzzFastOp: an op the fast path decodes gives the same history (ids and

@@ -125,9 +125,17 @@ txray check.`,
 			if initial != "null" && initial != "0" {
 				return UsageErrorf("--initial-value must be null or 0")
 			}
+			if memLimit > 0 {
+				// The runtime's limit covers what it manages, not the
+				// executable's pages and the kernel's own: keep 1/16
+				// of --memory-limit for those, so that the process's
+				// peak RSS stays under the limit (docs/watch.md).
+				debug.SetMemoryLimit(memLimit<<20 - memLimit<<20/16)
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			w := &watcher{c: aion.New(aion.Config{Model: m, InitialZero: initial == "0", FinalAfter: finalAfter, MaxPerType: maxPerType}),
+			w := &watcher{c: aion.New(aion.Config{Model: m, InitialZero: initial == "0", FinalAfter: finalAfter, MaxPerType: maxPerType,
+				MaxKeys: aionMaxKeys(memLimit)}),
 				stderr: cmd.ErrOrStderr()}
 			w.rej.out = w.stderr
 			if f, ok := w.stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
@@ -180,13 +188,26 @@ txray check.`,
 	f.StringVar(&checker, "checker", "aion", "online checker: aion (database start/commit timestamps) or leopard (client-side per-op intervals)")
 	f.StringVar(&initial, "initial-value", "null", "value of every key before any write: null or 0")
 	f.DurationVar(&finalAfter, "final-after", time.Second, "arrival window: aion Ext verdicts become final, and leopard dispatches traces, this long after arrival (state is kept this long)")
-	f.Int64Var(&memLimit, "memory-limit", 900, "soft memory limit for the Go runtime in MiB (0 = none; with a limit the GC runs at 300% heap growth, and leopard keeps at most half of it in per-key records, forgetting the oldest settled keys beyond that)")
+	f.Int64Var(&memLimit, "memory-limit", 900, "soft memory limit for the Go runtime in MiB (0 = none; with a limit the GC runs at 300% heap growth, and both checkers keep at most about half of it in per-key state, forgetting the coldest settled keys beyond that: a later read of one makes the verdict unknown)")
 	f.DurationVar(&tick, "tick", 250*time.Millisecond, "how often to finalise verdicts, collect garbage and refresh the status line")
 	f.BoolVar(&asJSON, "json", false, "print the final result as one JSON object")
 	f.IntVar(&maxPerType, "max-anomalies", check.DefaultMaxPerType, "anomalies listed per type; 0 lists all (the totals per type are always complete)")
 	f.DurationVar(&readTimeout, "read-timeout", 30*time.Second, "--http: each request (headers and body) must be received within this")
 	f.Int64Var(&maxBody, "max-body", 64<<20, "--http: largest request body in bytes (413 beyond it)")
 	return cmd
+}
+
+// aionMaxKeys is the aion checker's key budget under a memory limit of
+// memLimit MiB (0 = none): half the limit in retained keys
+// (aion.KeyBytes each; the other half is for the arrival window and the
+// keys still being decided). Beyond it the checker forgets the coldest
+// settled keys, and a later read of one makes the verdict unknown
+// (aion.Config.MaxKeys).
+func aionMaxKeys(memLimit int64) int {
+	if memLimit <= 0 {
+		return 0
+	}
+	return int(memLimit << 20 / 2 / aion.KeyBytes)
 }
 
 type watcher struct {
@@ -320,8 +341,8 @@ func (w *watcher) ticker(ctx context.Context, every time.Duration, done chan str
 			if w.tty {
 				rate := float64(st.Txns-last) / now.Sub(lastT).Seconds()
 				last, lastT = st.Txns, now
-				fmt.Fprintf(w.stderr, "\r\033[Kaion: %d txns (%.0f/s), %d pending reads, %d versions, flips %d, violations %v",
-					st.Txns, rate, st.Pending, st.Versions, st.Flips, st.Violations)
+				fmt.Fprintf(w.stderr, "\r\033[Kaion: %d txns (%.0f/s), %d pending reads, %d versions, %d keys (%d forgotten), flips %d, violations %v",
+					st.Txns, rate, st.Pending, st.Versions, st.Keys, st.ForgottenKeys, st.Flips, st.Violations)
 			}
 		}
 	}

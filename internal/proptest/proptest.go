@@ -12,7 +12,10 @@
 //
 // The non-test helpers describe a simulated case (Case), the checkers and
 // models that can soundly judge its histories (Targets), and the explicit
-// visibility predicates (Visible, oracle.go, oracle_graph.go).
+// visibility predicates (Visible, oracle.go, oracle_graph.go). decode.go
+// holds the comparison the decoders' fast-vs-general and
+// parallel-vs-sequential differential tests share (SameDecode,
+// DiffHistories; history/edn, history/ellejson, history/timekiller).
 //
 // Every failure prints the case and two one-line reproductions, e.g.
 //

@@ -233,21 +233,7 @@ func (w *predicate) rangeRead(ctx context.Context, c db.Conn, g *Gen, s Spec, re
 		if err != nil {
 			return err
 		}
-		for rows.Next() {
-			var k int64
-			var v *int64
-			if err := rows.Scan(&k, &v); err != nil {
-				rows.Close()
-				return err
-			}
-			r := PredRow{Key: k}
-			if v != nil {
-				r.Value, r.HasValue = *v, true
-			}
-			out = append(out, r)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
+		if err := scanPredRows(rows, func(r PredRow) { out = append(out, r) }); err != nil {
 			return err
 		}
 	}
@@ -263,34 +249,13 @@ func (w *predicate) update(ctx context.Context, c db.Conn, g *Gen, s Spec, rec *
 	width := s.Hi - s.Lo + 1
 	base := g.S.Values(width)
 	i := rec.Start(Op{Kind: history.PredRead, Pred: &Pred{Table: w.table, Where: rangeWhere(s.Lo, s.Hi)}})
+	// upd is a matched row at the version the update replaced, and the
+	// value it wrote.
 	type upd struct {
-		k, old, new int64
-		hasOld      bool
+		PredRow
+		new int64
 	}
 	var got []upd
-	scan := func(rows db.Rows, pg bool) error {
-		for rows.Next() {
-			var u upd
-			var old *int64
-			var err error
-			if pg {
-				err = rows.Scan(&u.k, &old, &u.new)
-			} else {
-				err = rows.Scan(&u.k, &old)
-				u.new = base + (u.k - s.Lo)
-			}
-			if err != nil {
-				rows.Close()
-				return err
-			}
-			if old != nil {
-				u.old, u.hasOld = *old, true
-			}
-			got = append(got, u)
-		}
-		rows.Close()
-		return rows.Err()
-	}
 	if w.pg {
 		q := "UPDATE " + w.table + " t SET v = $3 + (t.k - $1) FROM (SELECT k, v FROM " + w.table +
 			" WHERE k >= $1 AND k <= $2 ORDER BY k FOR UPDATE) y WHERE t.k = y.k RETURNING t.k, y.v, t.v"
@@ -298,7 +263,8 @@ func (w *predicate) update(ctx context.Context, c db.Conn, g *Gen, s Spec, rec *
 		if err != nil {
 			return err
 		}
-		if err := scan(rows, true); err != nil {
+		var nw int64
+		if err := scanPredRows(rows, func(r PredRow) { got = append(got, upd{r, nw}) }, &nw); err != nil {
 			return err
 		}
 	} else {
@@ -310,11 +276,11 @@ func (w *predicate) update(ctx context.Context, c db.Conn, g *Gen, s Spec, rec *
 		if err != nil {
 			return err
 		}
-		if err := scan(rows, false); err != nil {
+		if err := scanPredRows(rows, func(r PredRow) { got = append(got, upd{r, base + (r.Key - s.Lo)}) }); err != nil {
 			return err
 		}
 		if len(got) > 0 {
-			in := keyList(got, func(u upd) int64 { return u.k })
+			in := keyList(got, func(u upd) int64 { return u.Key })
 			n, err := c.Exec(ctx, "UPDATE "+w.table+" SET v = ? + (k - ?) WHERE k IN ("+in+")", base, s.Lo)
 			if err != nil {
 				return err
@@ -324,17 +290,17 @@ func (w *predicate) update(ctx context.Context, c db.Conn, g *Gen, s Spec, rec *
 			}
 		}
 	}
-	slices.SortFunc(got, func(a, b upd) int { return int(a.k - b.k) })
+	slices.SortFunc(got, func(a, b upd) int { return int(a.Key - b.Key) })
 	p := rec.Ops[i].Pred
 	for _, u := range got {
-		p.Rows = append(p.Rows, PredRow{Key: u.k, Value: u.old, HasValue: u.hasOld})
+		p.Rows = append(p.Rows, u.PredRow)
 	}
 	rec.Finish(i)
 	for _, u := range got {
-		j := rec.Start(Op{Kind: history.Write, Key: u.k, Value: u.new, HasValue: true})
+		j := rec.Start(Op{Kind: history.Write, Key: u.Key, Value: u.new, HasValue: true})
 		if w.chain != nil && cert {
 			o := &rec.Ops[j]
-			o.Prev, o.PrevKnown, o.PrevNone = u.old, u.hasOld, false
+			o.Prev, o.PrevKnown, o.PrevNone = u.Value, u.HasValue, false
 		}
 		rec.Finish(j)
 	}
@@ -351,27 +317,8 @@ func (w *predicate) delete(ctx context.Context, c db.Conn, g *Gen, s Spec, rec *
 	base := g.S.Values(width)
 	tombs := w.chain != nil && cert
 	i := rec.Start(Op{Kind: history.PredRead, Pred: &Pred{Table: w.table, Where: rangeWhere(s.Lo, s.Hi)}})
-	type del struct {
-		k, old int64
-		hasOld bool
-	}
-	var got []del
-	scan := func(rows db.Rows) error {
-		for rows.Next() {
-			var d del
-			var old *int64
-			if err := rows.Scan(&d.k, &old); err != nil {
-				rows.Close()
-				return err
-			}
-			if old != nil {
-				d.old, d.hasOld = *old, true
-			}
-			got = append(got, d)
-		}
-		rows.Close()
-		return rows.Err()
-	}
+	var got []PredRow // the deleted rows, at the versions deleted
+	add := func(r PredRow) { got = append(got, r) }
 	if w.pg {
 		// RETURNING gives each deleted row's last version (at read
 		// committed after re-checking a concurrently updated row).
@@ -385,7 +332,7 @@ func (w *predicate) delete(ctx context.Context, c db.Conn, g *Gen, s Spec, rec *
 		if err != nil {
 			return err
 		}
-		if err := scan(rows); err != nil {
+		if err := scanPredRows(rows, add); err != nil {
 			return err
 		}
 	} else {
@@ -397,11 +344,11 @@ func (w *predicate) delete(ctx context.Context, c db.Conn, g *Gen, s Spec, rec *
 		if err != nil {
 			return err
 		}
-		if err := scan(rows); err != nil {
+		if err := scanPredRows(rows, add); err != nil {
 			return err
 		}
 		if len(got) > 0 {
-			in := keyList(got, func(d del) int64 { return d.k })
+			in := keyList(got, func(d PredRow) int64 { return d.Key })
 			n, err := c.Exec(ctx, "DELETE FROM "+w.table+" WHERE k IN ("+in+")")
 			if err != nil {
 				return err
@@ -416,21 +363,45 @@ func (w *predicate) delete(ctx context.Context, c db.Conn, g *Gen, s Spec, rec *
 			}
 		}
 	}
-	slices.SortFunc(got, func(a, b del) int { return int(a.k - b.k) })
+	slices.SortFunc(got, func(a, b PredRow) int { return int(a.Key - b.Key) })
 	p := rec.Ops[i].Pred
-	for _, d := range got {
-		p.Rows = append(p.Rows, PredRow{Key: d.k, Value: d.old, HasValue: d.hasOld})
-	}
+	p.Rows = append(p.Rows, got...)
 	rec.Finish(i)
 	for _, d := range got {
-		j := rec.Start(Op{Kind: history.Delete, Key: d.k, Value: base + (d.k - s.Lo), HasValue: true})
+		j := rec.Start(Op{Kind: history.Delete, Key: d.Key, Value: base + (d.Key - s.Lo), HasValue: true})
 		if tombs {
 			o := &rec.Ops[j]
-			o.Prev, o.PrevKnown, o.PrevNone = d.old, d.hasOld, false
+			o.Prev, o.PrevKnown, o.PrevNone = d.Value, d.HasValue, false
 		}
 		rec.Finish(j)
 	}
 	return nil
+}
+
+// scanPredRows reads rows of (k, v), or of (k, v, extra...) when extra
+// names further scan destinations, calling add with each row as a PredRow
+// (v NULL: the row has no value, HasValue false) after extra is filled in
+// for it. It closes rows and returns the first scan error or rows.Err().
+// It serves the range read, the predicate update and delete (whose rows
+// are the versions they replaced or deleted) and the shadow read.
+func scanPredRows(rows db.Rows, add func(PredRow), extra ...any) error {
+	var k int64
+	var v *int64
+	dest := append([]any{&k, &v}, extra...)
+	for rows.Next() {
+		v = nil
+		if err := rows.Scan(dest...); err != nil {
+			rows.Close()
+			return err
+		}
+		r := PredRow{Key: k}
+		if v != nil {
+			r.Value, r.HasValue = *v, true
+		}
+		add(r)
+	}
+	rows.Close()
+	return rows.Err()
 }
 
 // keyList renders the keys of xs as a comma-separated list of integers
@@ -478,21 +449,7 @@ func (w *predicate) shadowVersions(ctx context.Context, g *Gen, id string, p *Pr
 		return fail(err)
 	}
 	var out []PredRow
-	for rows.Next() {
-		var k int64
-		var v *int64
-		if err := rows.Scan(&k, &v); err != nil {
-			rows.Close()
-			return fail(err)
-		}
-		r := PredRow{Key: k}
-		if v != nil {
-			r.Value, r.HasValue = *v, true
-		}
-		out = append(out, r)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+	if err := scanPredRows(rows, func(r PredRow) { out = append(out, r) }); err != nil {
 		return fail(err)
 	}
 	if _, err := sc.Exec(ctx, "COMMIT"); err != nil {
