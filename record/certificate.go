@@ -588,13 +588,17 @@ func (r *recorder) versionSetsFromSnapshots(h *history.History) (filled, skipped
 // keepSnapshots remembers t's xid and the snapshot of each of its
 // completed predicate reads, for versionSetsFromSnapshots.
 func (r *recorder) keepSnapshots(t int32, raw *rawTxn) {
-	if raw.ev.XID == 0 || r.cfg.WL.NoCertificate {
+	if r.cfg.WL.NoCertificate {
 		return
 	}
-	if r.xids == nil {
-		r.xids = map[int32]uint64{}
+	if raw.ev.XID != 0 {
+		// A writer's xid (PostgreSQL gives one only to transactions that
+		// changed a row); a read-only transaction's reads still get sets.
+		if r.xids == nil {
+			r.xids = map[int32]uint64{}
+		}
+		r.xids[t] = raw.ev.XID
 	}
-	r.xids[t] = raw.ev.XID
 	if raw.status != history.Committed && raw.status != history.Unknown {
 		return
 	}

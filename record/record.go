@@ -101,6 +101,13 @@ type Config struct {
 	// noSnapshots (benchmarks) keeps the certificate capture but takes no
 	// snapshot markers (BenchmarkMariaDBCertificateOverhead/markers).
 	noSnapshots bool
+	// legacyEvidence runs PostgreSQL's earlier per-transaction evidence
+	// query too (db CaptureLegacyEvidence) and keeps each transaction's
+	// evidence in recorder.legacyEv; afterFinish, if set, is called with
+	// the recorder at the end of finish. Differential tests compare the
+	// two captures on the same run through them.
+	legacyEvidence bool
+	afterFinish    func(r *recorder)
 	// commitStream, if set, is called with the commit stream after it is
 	// created (open true) and before it is closed (open false):
 	// benchmarks read its server backend's CPU time through it.
@@ -255,6 +262,7 @@ func run(ctx context.Context, cfg Config) (*Result, error) {
 			s.CaptureSnapshots()
 		}
 	}
+	raw := d // the adapter itself, for its optional methods
 	if cfg.SQLTrace != nil {
 		d = db.TraceSQL(d, cfg.SQLTrace)
 	}
@@ -276,6 +284,18 @@ func run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	rec := &recorder{cfg: &cfg, warn: warn}
 	rec.txnSnap = d.Name() == "postgres" && (d.Level() == db.RepeatableRead || d.Level() == db.Serializable) && !cfg.WL.NoCertificate
+	if pr, ok := wl.(workload.PredicateReader); !ok || !pr.PredicateReads() {
+		rec.txnSnap = false
+	}
+	if le, ok := raw.(interface{ CaptureLegacyEvidence() }); ok && cfg.legacyEvidence {
+		le.CaptureLegacyEvidence()
+		rec.legacyEv = map[int32]db.TxnEvidence{}
+	}
+	if ts, ok := raw.(interface{ CaptureTxnSnapshot() }); ok && rec.txnSnap && !cfg.NoRecord {
+		// The transaction's snapshot is read only where version sets
+		// use it (keepSnapshots).
+		ts.CaptureTxnSnapshot()
+	}
 	res := &Result{}
 	if !cfg.NoRecord {
 		h := history.New()
@@ -670,6 +690,14 @@ type recorder struct {
 	// marks: MariaDB snapshot markers and commit positions (mysnapvs.go)
 	marks  *markState
 	shadow shadowStats
+	// legacyEv: every transaction's evidence, legacy the xids and
+	// snapshots keepSnapshots keeps from the earlier capture
+	// (Config.legacyEvidence).
+	legacyEv map[int32]db.TxnEvidence
+	legacy   struct {
+		xids  map[int32]uint64
+		snaps []predSnap
+	}
 	// certStats is what certify did (Result.Certificate).
 	certStats CertStats
 	evBuf     []byte
@@ -803,6 +831,16 @@ func (r *recorder) add(raw *rawTxn) error {
 	p := h.Add(t)
 	r.keepSnapshots(p.Index, raw)
 	r.keepMarks(p.Index, raw)
+	if r.legacyEv != nil {
+		r.keepLegacy(p.Index, raw)
+	}
+	if r.stream != nil && raw.ev.XID == 0 && raw.status == history.Committed && w && writesDone(raw.ops) {
+		// The adapter reads the xid from the first write that changed a
+		// row; a committed writer without one cannot be placed in the
+		// commit order.
+		r.warn("some committed writers have no xid (their writes were not annotated); the history has no exact commit order")
+		r.h.Evidence.CommitOrder = false
+	}
 	if r.stream != nil && raw.ev.XID != 0 && raw.status != history.Aborted && w {
 		// Logical decoding emits only transactions that changed data, so
 		// only writers wait for their commit position.
@@ -862,6 +900,30 @@ func (r *recorder) forgetReads(t *history.Txn) {
 func writes(ops []workload.Op) bool {
 	for i := range ops {
 		if k := ops[i].Kind; k == history.Write || k == history.Delete || k == history.Append || k == history.Increment {
+			return true
+		}
+	}
+	return false
+}
+
+// keepLegacy keeps t's evidence and what keepSnapshots keeps from the
+// earlier capture's xid and snapshot, apart from the run's own
+// (Config.legacyEvidence: differential tests).
+func (r *recorder) keepLegacy(t int32, raw *rawTxn) {
+	r.legacyEv[t] = raw.ev
+	xids, snaps, ev := r.xids, r.snaps, raw.ev
+	r.xids, r.snaps = r.legacy.xids, r.legacy.snaps
+	raw.ev.XID, raw.ev.Snapshot = ev.LegacyXID, ev.LegacySnapshot
+	r.keepSnapshots(t, raw)
+	raw.ev = ev
+	r.legacy.xids, r.legacy.snaps = r.xids, r.snaps
+	r.xids, r.snaps = xids, snaps
+}
+
+// writesDone reports whether a completed write is among ops.
+func writesDone(ops []workload.Op) bool {
+	for i := range ops {
+		if k := ops[i].Kind; ops[i].Done && (k == history.Write || k == history.Delete || k == history.Append || k == history.Increment) {
 			return true
 		}
 	}
@@ -937,7 +999,7 @@ func convertOp(h *history.History, o *workload.Op, t *history.Txn, j int) {
 // committed). Appended by hand (one per transaction; encoding/json's
 // reflection was the recorder's largest cost per transaction).
 func (r *recorder) evidence(t *history.Txn, xid uint64, snap, gtid string, cr *db.CommitRecord, resolved bool) error {
-	if r.ef == nil || (xid == 0 && gtid == "") {
+	if r.ef == nil || (xid == 0 && gtid == "" && snap == "") {
 		return nil
 	}
 	b := appendJSONString(append(r.evBuf, `{"id":`...), t.ID)
@@ -1117,6 +1179,9 @@ func (r *recorder) finish(ctx context.Context) error {
 	}
 	if r.ef != nil {
 		keep(r.ef.Sync())
+	}
+	if r.cfg.afterFinish != nil {
+		r.cfg.afterFinish(r)
 	}
 	return firstErr
 }

@@ -120,6 +120,12 @@ type TxnEvidence struct {
 	// and zero without marker capture.
 	Marks                string
 	MarkSession, MarkSeq int64
+	// LegacyXID and LegacySnapshot are what PostgreSQL's earlier capture,
+	// SELECT pg_current_xact_id(), pg_current_snapshot() right after
+	// BEGIN in every transaction, returns; only for differential tests
+	// (the adapter's CaptureLegacyEvidence).
+	LegacyXID      uint64
+	LegacySnapshot string
 }
 
 // Rows is a result set (pgx.Rows or *sql.Rows behind one face).

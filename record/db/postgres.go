@@ -26,6 +26,11 @@ type pgDB struct {
 	// lock is the session holding the run lock (see Exclusive); it runs
 	// no other statement, so it is not mistaken for a workload session.
 	lock *pgx.Conn
+	// txnSnap: recording sessions read each transaction's snapshot
+	// (CaptureTxnSnapshot).
+	txnSnap bool
+	// legacy: also the earlier evidence query (CaptureLegacyEvidence).
+	legacy bool
 }
 
 // pgRunLock is the advisory lock key txray runs take (ASCII "txray").
@@ -148,27 +153,46 @@ func (p *pgDB) Setup(ctx context.Context, stmts ...string) error {
 // Names of the statements every session prepares (see Conn).
 const (
 	pgBeginStmt    = "txray_begin"
-	pgEvidenceStmt = "txray_evidence"
+	pgSnapshotStmt = "txray_snapshot"
+	pgLegacyStmt   = "txray_legacy"
 )
+
+// CaptureTxnSnapshot makes recording sessions opened after it read each
+// transaction's snapshot (TxnEvidence.Snapshot). The recorder asks for it
+// only where a checker uses it: version sets of predicate reads that run
+// under the transaction's snapshot (repeatable read and serializable).
+func (p *pgDB) CaptureTxnSnapshot() { p.txnSnap = true }
+
+// CaptureLegacyEvidence makes recording sessions opened after it also run
+// the per-transaction evidence query used before the xid rode on the
+// first write (SELECT pg_current_xact_id()::text,
+// pg_current_snapshot()::text, batched with BEGIN) and report its answer
+// as TxnEvidence.LegacyXID and LegacySnapshot: for tests that compare the
+// two captures on the same run. It assigns every transaction an xid at
+// BEGIN, so the first write returns that same xid.
+func (p *pgDB) CaptureLegacyEvidence() { p.legacy = true }
 
 func (p *pgDB) Conn(ctx context.Context) (Conn, error) {
 	c, err := pgx.ConnectConfig(ctx, p.cfg.Copy())
 	if err != nil {
 		return nil, err
 	}
-	// BEGIN and the evidence query are prepared once per session: a
-	// transaction binds and executes them in one round trip (one batch,
-	// one Sync) with no parsing or planning. The evidence query runs
-	// right after BEGIN, so under repeatable read and serializable its
-	// snapshot is the transaction's snapshot, and the xid is known before
-	// the transaction's statements run (a COMMIT whose answer is lost can
-	// still be matched with its commit record).
+	// BEGIN (and, when the transaction's snapshot is wanted, the snapshot
+	// query) are prepared once per session: a transaction binds and
+	// executes them in one round trip (one batch, one Sync) with no
+	// parsing or planning. The snapshot query runs right after BEGIN, so
+	// under repeatable read and serializable its snapshot is the
+	// transaction's snapshot. The xid rides on the transaction's first
+	// write (pgConn.Exec, pgConn.Query): no statement of its own.
 	pc := &pgConn{c: c, record: p.o.Record, timeout: p.o.StatementTimeout}
 	sctx, cancel := bounded(ctx, p.o.StatementTimeout)
 	defer cancel()
 	pc.begin, err = c.PgConn().Prepare(sctx, pgBeginStmt, "BEGIN ISOLATION LEVEL "+sqlLevel(p.level), nil)
-	if err == nil && p.o.Record {
-		pc.evq, err = c.PgConn().Prepare(sctx, pgEvidenceStmt, "SELECT pg_current_xact_id()::text, pg_current_snapshot()::text", nil)
+	if err == nil && p.o.Record && p.txnSnap {
+		pc.snapq, err = c.PgConn().Prepare(sctx, pgSnapshotStmt, "SELECT pg_current_snapshot()::text", nil)
+	}
+	if err == nil && p.o.Record && p.legacy {
+		pc.legacyq, err = c.PgConn().Prepare(sctx, pgLegacyStmt, "SELECT pg_current_xact_id()::text, pg_current_snapshot()::text", nil)
 	}
 	if err != nil {
 		c.Close(context.Background())
@@ -191,13 +215,20 @@ func (p *pgDB) Close() error {
 
 type pgConn struct {
 	c *pgx.Conn
-	// begin and evq are the session's prepared BEGIN and evidence query
-	// (evq nil when not recording).
-	begin, evq *pgconn.StatementDescription
-	record     bool
-	ev         TxnEvidence
+	// begin and snapq are the session's prepared BEGIN and snapshot query
+	// (snapq nil unless the transaction's snapshot is wanted).
+	begin, snapq *pgconn.StatementDescription
+	// legacyq: the earlier evidence query (CaptureLegacyEvidence).
+	legacyq *pgconn.StatementDescription
+	record  bool
+	ev      TxnEvidence
 	// timeout bounds each statement (Options.StatementTimeout).
 	timeout time.Duration
+	// xidForms caches the xid-returning form of write statements
+	// (xidForm; "" for a statement it cannot annotate), bounded.
+	xidForms map[xidKey]string
+	// scan is xidRows' scratch destination list.
+	scan []any
 }
 
 var errRolledBack = errors.New("COMMIT answered ROLLBACK: the transaction had failed")
@@ -206,28 +237,174 @@ func (c *pgConn) Begin(ctx context.Context) error {
 	c.ev = TxnEvidence{}
 	ctx, cancel := bounded(ctx, c.timeout)
 	defer cancel()
-	if c.evq == nil {
+	if c.snapq == nil && c.legacyq == nil {
 		_, err := c.c.PgConn().ExecStatement(ctx, c.begin, nil, nil, nil).Close()
 		return err
 	}
 	b := &pgconn.Batch{}
 	b.ExecStatement(c.begin, nil, nil, nil)
-	b.ExecStatement(c.evq, nil, nil, nil)
+	if c.snapq != nil {
+		b.ExecStatement(c.snapq, nil, nil, nil)
+	}
+	if c.legacyq != nil {
+		b.ExecStatement(c.legacyq, nil, nil, nil)
+	}
 	rs, err := c.c.PgConn().ExecBatch(ctx, b).ReadAll()
 	if err != nil {
 		return err
 	}
-	if len(rs) == 2 && len(rs[1].Rows) == 1 && len(rs[1].Rows[0]) == 2 {
-		r := rs[1].Rows[0]
-		c.ev.XID, _ = strconv.ParseUint(string(r[0]), 10, 64)
-		c.ev.Snapshot = string(r[1])
+	if len(rs) > 0 {
+		rs = rs[1:] // BEGIN's
+	}
+	if c.snapq != nil && len(rs) > 0 {
+		if len(rs[0].Rows) == 1 && len(rs[0].Rows[0]) == 1 {
+			c.ev.Snapshot = string(rs[0].Rows[0][0])
+		}
+		rs = rs[1:]
+	}
+	if c.legacyq != nil && len(rs) > 0 && len(rs[0].Rows) == 1 && len(rs[0].Rows[0]) == 2 {
+		r := rs[0].Rows[0]
+		c.ev.LegacyXID, _ = strconv.ParseUint(string(r[0]), 10, 64)
+		c.ev.LegacySnapshot = string(r[1])
 	}
 	return nil
+}
+
+// The xid (pg_current_xact_id) is read from the transaction's first write
+// that changes a row, as one more column of what that statement returns:
+// a write statement without RETURNING gets "RETURNING
+// pg_current_xact_id()::text" (Exec), one with RETURNING gets the column
+// appended to its list (Exec and Query; Query's caller scans the columns
+// it asked for, the extra one is taken off). PostgreSQL assigns the xid at
+// the first row changed, before RETURNING is evaluated, so every row
+// returns it. No statement and no round trip is added; a transaction that
+// changes no row (read-only) gets no xid (it has none in the server
+// either: no commit record, nothing for the commit stream), and later
+// statements run unchanged once the xid is known. The xid is known before
+// COMMIT is sent, so a COMMIT whose answer is lost can still be matched
+// with its commit record.
+
+type xidKey struct {
+	q     string
+	query bool
+}
+
+// xidForm returns q changed to also return pg_current_xact_id()::text as
+// its last column, or "" when q is not an INSERT, UPDATE or DELETE (also
+// behind WITH) this can annotate. query: the caller reads q's rows, so
+// only a statement that already has a RETURNING list qualifies.
+func xidForm(q string, query bool) string {
+	t := strings.TrimRight(q, " \t\r\n;")
+	word := strings.ToUpper(firstWord(t))
+	switch word {
+	case "INSERT", "UPDATE", "DELETE", "WITH":
+	default:
+		return ""
+	}
+	if topLevelReturning(t) {
+		return t + ", pg_current_xact_id()::text"
+	}
+	if query || word == "WITH" {
+		return ""
+	}
+	return t + " RETURNING pg_current_xact_id()::text"
+}
+
+func firstWord(s string) string {
+	s = strings.TrimLeft(s, " \t\r\n(")
+	i := 0
+	for i < len(s) && (s[i] >= 'a' && s[i] <= 'z' || s[i] >= 'A' && s[i] <= 'Z') {
+		i++
+	}
+	return s[:i]
+}
+
+// topLevelReturning reports whether s has the keyword RETURNING outside
+// parentheses, string literals and quoted identifiers (a data-modifying
+// CTE's RETURNING is inside parentheses; the main statement's is not, and
+// nothing can follow its list).
+func topLevelReturning(s string) bool {
+	depth := 0
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '(':
+			depth++
+		case ')':
+			depth--
+		case '\'', '"':
+			j := strings.IndexByte(s[i+1:], c)
+			if j < 0 {
+				return false
+			}
+			i += j + 1
+		case 'r', 'R':
+			if depth == 0 && len(s)-i >= 9 && strings.EqualFold(s[i:i+9], "RETURNING") &&
+				(i == 0 || !identChar(s[i-1])) && (i+9 == len(s) || !identChar(s[i+9])) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func identChar(c byte) bool {
+	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
+// withXID returns the xid-returning form of q while the transaction's xid
+// is not known yet ("" when none is wanted or possible).
+func (c *pgConn) withXID(q string, query bool) string {
+	if !c.record || c.ev.XID != 0 {
+		return ""
+	}
+	k := xidKey{q, query}
+	if f, ok := c.xidForms[k]; ok {
+		return f
+	}
+	f := xidForm(q, query)
+	if c.xidForms == nil {
+		c.xidForms = map[xidKey]string{}
+	}
+	if len(c.xidForms) < 256 {
+		// Statements with literals in their text (k IN (...)) differ
+		// from run to run; the cache keeps the first few.
+		c.xidForms[k] = f
+	}
+	return f
+}
+
+// takeXID keeps the xid from a row's last column (text).
+func (c *pgConn) takeXID(vals [][]byte) {
+	if c.ev.XID != 0 || len(vals) == 0 {
+		return
+	}
+	var x uint64
+	for _, d := range vals[len(vals)-1] {
+		if d < '0' || d > '9' {
+			return
+		}
+		x = x*10 + uint64(d-'0')
+	}
+	c.ev.XID = x
 }
 
 func (c *pgConn) Exec(ctx context.Context, q string, args ...any) (int64, error) {
 	ctx, cancel := bounded(ctx, c.timeout)
 	defer cancel()
+	if f := c.withXID(q, false); f != "" {
+		rows, err := c.c.Query(ctx, f, args...)
+		if err != nil {
+			return 0, err
+		}
+		for rows.Next() {
+			c.takeXID(rows.RawValues())
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return 0, err
+		}
+		return rows.CommandTag().RowsAffected(), nil
+	}
 	t, err := c.c.Exec(ctx, q, args...)
 	if err != nil {
 		return 0, err
@@ -237,12 +414,49 @@ func (c *pgConn) Exec(ctx context.Context, q string, args ...any) (int64, error)
 
 func (c *pgConn) Query(ctx context.Context, q string, args ...any) (Rows, error) {
 	ctx, cancel := bounded(ctx, c.timeout)
+	f := c.withXID(q, true)
+	if f != "" {
+		q = f
+	}
 	r, err := c.c.Query(ctx, q, args...)
 	if err != nil {
 		cancel()
 		return nil, err
 	}
+	if f != "" {
+		return xidRows{r, c, cancel}, nil
+	}
 	return cancelRows{r, cancel}, nil
+}
+
+// xidRows are the rows of a statement given an xid column (xidForm): Next
+// takes the xid from the last column, Scan fills the caller's destinations
+// from the others.
+type xidRows struct {
+	pgx.Rows
+	c      *pgConn
+	cancel context.CancelFunc
+}
+
+func (r xidRows) Next() bool {
+	if !r.Rows.Next() {
+		return false
+	}
+	r.c.takeXID(r.Rows.RawValues())
+	return true
+}
+
+func (r xidRows) Scan(dest ...any) error {
+	d := append(append(r.c.scan[:0], dest...), nil)
+	err := r.Rows.Scan(d...)
+	clear(d)
+	r.c.scan = d[:0]
+	return err
+}
+
+func (r xidRows) Close() {
+	r.Rows.Close()
+	r.cancel()
 }
 
 func (c *pgConn) Commit(ctx context.Context) error {

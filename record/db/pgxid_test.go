@@ -1,0 +1,43 @@
+package db
+
+import "testing"
+
+// TestXIDForm protects the statement forms that carry the xid on a
+// transaction's first write: DML gets pg_current_xact_id() as its last
+// returned column, and nothing else is touched (a read, a statement whose
+// RETURNING is inside a CTE, a Query of DML without RETURNING, whose
+// caller reads no rows).
+func TestXIDForm(t *testing.T) {
+	for _, tc := range []struct {
+		name, q string
+		query   bool
+		want    string
+	}{
+		{"upsert", "INSERT INTO t AS t (k, v) VALUES ($1, $2) ON CONFLICT (k) DO UPDATE SET v = excluded.v", false,
+			"INSERT INTO t AS t (k, v) VALUES ($1, $2) ON CONFLICT (k) DO UPDATE SET v = excluded.v RETURNING pg_current_xact_id()::text"},
+		{"update trailing semicolon", "update t set v = $1 where k = $2;\n", false, "update t set v = $1 where k = $2 RETURNING pg_current_xact_id()::text"},
+		{"delete", "  DELETE FROM t WHERE k IN (1,2)", false, "  DELETE FROM t WHERE k IN (1,2) RETURNING pg_current_xact_id()::text"},
+		{"returning appended (query)", "UPDATE t SET v = 1 FROM (SELECT k FROM t FOR UPDATE) y WHERE t.k = y.k RETURNING t.k, y.v", true,
+			"UPDATE t SET v = 1 FROM (SELECT k FROM t FOR UPDATE) y WHERE t.k = y.k RETURNING t.k, y.v, pg_current_xact_id()::text"},
+		{"returning appended (exec)", "DELETE FROM t RETURNING k", false, "DELETE FROM t RETURNING k, pg_current_xact_id()::text"},
+		{"cte upsert", "WITH r AS (SELECT set_config('txray.prev', '', true) AS x) INSERT INTO t SELECT $1, $2 FROM r RETURNING current_setting('txray.prev', true)", true,
+			"WITH r AS (SELECT set_config('txray.prev', '', true) AS x) INSERT INTO t SELECT $1, $2 FROM r RETURNING current_setting('txray.prev', true), pg_current_xact_id()::text"},
+		{"select", "SELECT v FROM t WHERE k = $1", true, ""},
+		{"select exec", "SELECT pg_sleep(1)", false, ""},
+		{"locking read", "SELECT v FROM t WHERE k = $1 FOR SHARE", true, ""},
+		{"query of dml without returning", "UPDATE t SET v = 1", true, ""},
+		{"cte returning inside parens", "WITH u AS (UPDATE t SET v = 1 RETURNING k) SELECT k FROM u", true, ""},
+		{"cte returning inside parens (exec)", "WITH u AS (UPDATE t SET v = 1 RETURNING k) SELECT k FROM u", false, ""},
+		{"returning in a literal", "INSERT INTO t (k, s) VALUES (1, 'RETURNING')", true, ""},
+		{"returning as part of a word", "UPDATE t SET returnings = 1", false, "UPDATE t SET returnings = 1 RETURNING pg_current_xact_id()::text"},
+		{"begin", "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", false, ""},
+		{"empty", "", false, ""},
+		{"unterminated quote", "UPDATE t SET s = 'x RETURNING", true, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := xidForm(tc.q, tc.query); got != tc.want {
+				t.Fatalf("xidForm(%q, %v) = %q, want %q", tc.q, tc.query, got, tc.want)
+			}
+		})
+	}
+}
