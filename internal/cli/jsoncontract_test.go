@@ -344,6 +344,7 @@ func TestPostgresReadCommittedCountsAgree(t *testing.T) {
 }
 
 // TestCheckJSONCertificateEvidence: a history carrying certificate evidence
+// and declared tables
 // (a predicate read's version set, an expected serialization order, reads
 // that name tombstones: what txray run records on PostgreSQL and MariaDB and
 // txray gen with --predicate-reads --deletes) gives a `history.evidence`
@@ -351,7 +352,7 @@ func TestPostgresReadCommittedCountsAgree(t *testing.T) {
 // the schema ("version_sets" was unexpected).
 func TestCheckJSONCertificateEvidence(t *testing.T) {
 	s := outputSchema(t)
-	const h = `{"txray":1,"level":"serializable","evidence":{"serial_order":"commit","tombstone_reads":true}}
+	const h = `{"txray":1,"level":"serializable","evidence":{"serial_order":"commit","tombstone_reads":true},"tables":[{"name":"u","key":"u:{id}","columns":["c"]}]}
 {"id":"a","session":"s","status":"committed","commit_ts":1,"ops":[{"f":"w","k":1,"v":10}]}
 {"id":"b","session":"s","status":"committed","commit_ts":2,"ops":[{"f":"rp","table":"t","where":"k >= 0","result":[[1,10]],"vs":[[1,10]]}]}
 {"type":"version_order","k":1,"order":[10]}
@@ -369,5 +370,9 @@ func TestCheckJSONCertificateEvidence(t *testing.T) {
 	ev, _ := hist["evidence"].(map[string]any)
 	if ev["version_sets"] != true || ev["serial_order"] != "commit" || ev["tombstone_reads"] != true {
 		t.Errorf("evidence %v: want version_sets, serial_order and tombstone_reads reported", ev)
+	}
+	// Declared tables (txray run --workload tpcc) are part of the header.
+	if hd, _ := hist["header"].(map[string]any); hd == nil || hd["tables"] == nil {
+		t.Errorf("header %v: want the declared tables", hist["header"])
 	}
 }

@@ -266,8 +266,12 @@ func runRun(cmd *cobra.Command, f *runFlags) (int, error) {
 			cf.checker = "auto"
 		} else if emmeApplies(h, mdl) {
 			// A version certificate (the recorder's version order):
-			// emme checks item and predicate dependencies exactly.
-			cf.checker = "emme"
+			// emme checks item and predicate dependencies exactly, and
+			// auto ranks it first for predicate reads; where it cannot
+			// decide (a predicate read's version ambiguous without version
+			// sets), auto falls back to enne, which replays the expected
+			// serialization order (MariaDB/SQLite serializable).
+			cf.checker = "auto"
 		} else {
 			// Elle cannot interpret predicate reads; the projection without
 			// them keeps every anomaly it shows (dropping reads only drops
