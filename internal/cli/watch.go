@@ -38,6 +38,7 @@ func newWatchCmd() *cobra.Command {
 		asJSON      bool
 		maxPerType  int
 		memLimit    int64
+		spillLimit  int64
 		checker     string
 		readTimeout time.Duration
 		maxBody     int64
@@ -113,7 +114,7 @@ txray check.`,
 			}
 			hc := watchHTTPConfig{addr: httpAddr, readTimeout: readTimeout, maxBody: maxBody}
 			if checker == "leopard" {
-				return watchLeopard(cmd, model, follow, hc, maxPerType, asJSON, finalAfter, tick, memLimit)
+				return watchLeopard(cmd, model, follow, hc, maxPerType, asJSON, finalAfter, tick, memLimit, spillLimit)
 			}
 			if checker != "aion" {
 				return UsageErrorf("--checker must be aion or leopard")
@@ -189,6 +190,7 @@ txray check.`,
 	f.StringVar(&initial, "initial-value", "null", "value of every key before any write: null or 0")
 	f.DurationVar(&finalAfter, "final-after", time.Second, "arrival window: aion Ext verdicts become final, and leopard dispatches traces, this long after arrival (state is kept this long)")
 	f.Int64Var(&memLimit, "memory-limit", 900, "soft memory limit for the Go runtime in MiB (0 = none; with a limit the GC runs at 300% heap growth, and both checkers keep at most about half of it in per-key state, forgetting the coldest settled keys beyond that: a later read of one makes the verdict unknown)")
+	f.Int64Var(&spillLimit, "spill-limit", 1024, "leopard: disk the spill file of explanation records may use, in MiB (0 = no bound; beyond it the oldest records are dropped and explanations naming them say so)")
 	f.DurationVar(&tick, "tick", 250*time.Millisecond, "how often to finalise verdicts, collect garbage and refresh the status line")
 	f.BoolVar(&asJSON, "json", false, "print the final result as one JSON object")
 	f.IntVar(&maxPerType, "max-anomalies", check.DefaultMaxPerType, "anomalies listed per type; 0 lists all (the totals per type are always complete)")
