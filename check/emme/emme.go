@@ -198,18 +198,7 @@ func (Checker) Check(ctx context.Context, h *history.History, opts check.Options
 	if err := d.cycles(ctx, r, stop); err != nil {
 		return nil, err
 	}
-	perType := map[string]int{}
-	for _, a := range d.anoms {
-		if perType[a.Type] >= opts.MaxPerType() {
-			if r.Truncated == nil {
-				r.Truncated = map[string]int{}
-			}
-			r.Truncated[a.Type]++
-			continue
-		}
-		perType[a.Type]++
-		r.Anomalies = append(r.Anomalies, a)
-	}
+	r.ListCapped(d.anoms, opts.MaxPerType())
 	if len(d.reasons) > 0 {
 		r.Verdict = check.Unknown
 		r.Reason = "the certificate does not decide everything: " + strings.Join(d.reasons, "; ")

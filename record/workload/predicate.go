@@ -389,21 +389,15 @@ func (w *predicate) delete(ctx context.Context, c db.Conn, g *Gen, s Spec, rec *
 func scanPredRows(rows db.Rows, add func(PredRow), extra ...any) error {
 	var k int64
 	var v *int64
-	dest := append([]any{&k, &v}, extra...)
-	for rows.Next() {
-		v = nil
-		if err := rows.Scan(dest...); err != nil {
-			rows.Close()
-			return err
-		}
+	_, err := scanRows(rows, func() {
 		r := PredRow{Key: k}
 		if v != nil {
 			r.Value, r.HasValue = *v, true
 		}
 		add(r)
-	}
-	rows.Close()
-	return rows.Err()
+		v = nil
+	}, append([]any{&k, &v}, extra...)...)
+	return err
 }
 
 // keyList renders the keys of xs as a comma-separated list of integers
