@@ -36,7 +36,8 @@
 // saw (Evidence.TombstoneReads: nil is then the initial version).
 //
 // Version sets come from history.Predicate.VersionSet when the source
-// recorded one (the recorder, from PostgreSQL snapshots). Otherwise they
+// recorded one (the recorder, from PostgreSQL snapshots and MariaDB
+// snapshot markers and commit positions, docs/recorder.md). Otherwise they
 // are inferred from the rows returned: a returned row's version is the one
 // returned; a row not returned was read at a version that does not match.
 // When those non-matching versions all lie between the same two changes of

@@ -271,6 +271,7 @@ func (w *predicate) update(ctx context.Context, c db.Conn, g *Gen, s Spec, rec *
 		q := w.read
 		if w.forUpdate {
 			q += " FOR UPDATE"
+			rec.Ops[i].Pred.Locking = true
 		}
 		rows, err := c.Query(ctx, q, s.Lo, s.Hi)
 		if err != nil {
@@ -339,6 +340,7 @@ func (w *predicate) delete(ctx context.Context, c db.Conn, g *Gen, s Spec, rec *
 		q := w.read
 		if w.forUpdate {
 			q += " FOR UPDATE"
+			rec.Ops[i].Pred.Locking = true
 		}
 		rows, err := c.Query(ctx, q, s.Lo, s.Hi)
 		if err != nil {
