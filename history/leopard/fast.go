@@ -286,6 +286,14 @@ func (s *fastScan) timestamp(slot *int64) *int64 {
 	return slot
 }
 
+// skipString scans (validates) a string.
+func (s *fastScan) skipString() {
+	start := s.i
+	if _, complex := s.rawString(); complex && !s.bad && !json.Valid(s.d[start:s.i]) {
+		s.bad = true // an invalid escape
+	}
+}
+
 // skip scans (validates) any JSON value.
 func (s *fastScan) skip(depth int) {
 	if depth > 64 {
@@ -294,7 +302,7 @@ func (s *fastScan) skip(depth int) {
 	}
 	switch c := s.peek(); {
 	case c == '"':
-		s.rawString()
+		s.skipString()
 	case c == '{':
 		s.i++
 		if s.peek() == '}' {
@@ -302,7 +310,7 @@ func (s *fastScan) skip(depth int) {
 			return
 		}
 		for !s.bad {
-			s.rawString()
+			s.skipString()
 			s.eat(':')
 			s.skip(depth + 1)
 			if s.peek() == ',' {
