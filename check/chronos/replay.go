@@ -414,12 +414,7 @@ func (c *run) capped(typ string) bool {
 }
 
 func (c *run) add(a check.Anomaly) {
-	a.Ops = map[int32]string{}
-	for _, t := range a.Txns {
-		if t >= 0 {
-			a.Ops[t] = c.h.TxnString(t)
-		}
-	}
+	a.Ops = check.TxnOps(c.h, a.Txns...)
 	c.anoms[a.Type] = append(c.anoms[a.Type], a)
 }
 

@@ -488,6 +488,10 @@ func (e *engine) result(cfg Config) *check.Result {
 	}
 	if e.stats.txns == 0 && r.Verdict == check.Valid {
 		r.Verdict, r.Reason = check.Unknown, "no transaction was verified"
+	} else if e.stats.mayCommit == 0 && r.Verdict == check.Valid {
+		// Online (txray watch) too: aborted transactions' reads were
+		// verified, but no committed transaction was seen.
+		r.Verdict, r.Reason = check.Unknown, "no committed transaction was verified (every transaction aborted)"
 	}
 	if e.stats.lateTxns > 0 {
 		r.Stats["late_txns"] = e.stats.lateTxns

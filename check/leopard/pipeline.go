@@ -128,7 +128,11 @@ type stats struct {
 	// read returned); readsChecked the record reads verified, unreturned
 	// rows of identified regions included (regionRows); predReads the
 	// predicate read operations.
-	traces, reads, readsChecked, writes, txns       int64
+	traces, reads, readsChecked, writes, txns int64
+	// mayCommit counts the transactions added that committed or may
+	// have (status not aborted): with none, nothing a level constrains
+	// was seen and a valid verdict would be a claim about nothing.
+	mayCommit                                       int64
 	predReads                                       int64
 	uncheckedOps                                    int64
 	deps, uncertain, readUncertain                  int64
@@ -326,6 +330,9 @@ func (e *engine) addTxn(session int32, ht *history.Txn) {
 		t.relA = t.relB
 	}
 	e.stats.txns++
+	if ht.Status != history.Aborted {
+		e.stats.mayCommit++
+	}
 	push := func(kind uint8, op int32, b int64) {
 		if b < c.lastB {
 			b = c.lastB
@@ -379,6 +386,7 @@ func (e *engine) addFloating(ht *history.Txn) {
 		t.epoch = e.rc.epoch
 	}
 	e.stats.txns++
+	e.stats.mayCommit++
 	push := func(kind uint8, op int32) {
 		b := max(int64(floatLow), c.lastB)
 		c.lastB = b

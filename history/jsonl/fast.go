@@ -423,6 +423,9 @@ func (p *fast) line(b []byte, d *decoder, t *history.Txn) bool {
 		}
 		t.HasTime = true
 	}
+	if t.StartTS.Set && t.CommitTS.Set && t.CommitTS.Less(t.StartTS) {
+		return false // the slow path reports it
+	}
 	if t.Session >= 0 && haveSeq {
 		t.Seq = int32(seq)
 	}
@@ -629,7 +632,7 @@ func (p *fast) op(d *decoder) bool {
 
 // versionOrder parses a version-order record written in the canonical field
 // order {"type":"version_order","k":K,"order":[...]}; false = bail out.
-func (p *fast) versionOrder(b []byte, d *decoder) bool {
+func (p *fast) versionOrder(b []byte, d *decoder, line int) bool {
 	if p.off {
 		return false
 	}
@@ -664,9 +667,16 @@ func (p *fast) versionOrder(b []byte, d *decoder) bool {
 	if !p.eat('}') || p.peek() != 0 {
 		return false
 	}
+	if _, dup := d.voLine[k]; dup {
+		return false // the slow path judges a second record of the key
+	}
 	if d.h.VersionOrder == nil {
 		d.h.VersionOrder = map[int32][]int32{}
 	}
+	if d.voLine == nil {
+		d.voLine = map[int32]int{}
+	}
+	d.voLine[k] = line
 	d.h.VersionOrder[k] = ord
 	d.h.Evidence.VersionOrder = true
 	return true
