@@ -47,7 +47,14 @@ func (s *fastScan) ws() {
 	}
 }
 
-// peek returns the next non-space byte (0 at the end).
+// atEnd reports whether only white space is left.
+func (s *fastScan) atEnd() bool {
+	s.ws()
+	return s.i >= len(s.d)
+}
+
+// peek returns the next non-space byte (0 at the end; a 0 byte in the
+// input matches nothing the scanner expects either).
 func (s *fastScan) peek() byte {
 	s.ws()
 	if s.i < len(s.d) {
@@ -574,7 +581,7 @@ func (b *builder) fast(data []byte, name string) (ok bool, err error) {
 				s.i++
 				c = s.peek()
 			}
-		} else if c == 0 {
+		} else if s.atEnd() {
 			break
 		}
 		if c != '{' {
@@ -591,8 +598,8 @@ func (b *builder) fast(data []byte, name string) (ok bool, err error) {
 		}
 		off = int64(s.i)
 	}
-	if s.peek() != 0 {
-		return false, nil // data after the closing ]
+	if !s.atEnd() {
+		return false, nil // data after the closing ] (or a 0 byte)
 	}
 	return true, nil
 }
