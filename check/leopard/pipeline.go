@@ -460,7 +460,10 @@ func (e *engine) endSession(s int32) {
 // at or after the frontier, where the clamp (below the frontier) changes
 // nothing, or before it, where it is late (stats.lateTxns, verdict
 // unknown) with the clamp or without. So a forgotten session that returns
-// is verified exactly as if it had been kept: as a new session.
+// is verified as if it had been kept, as a new session: the same verdict,
+// and the same anomalies unless it is late (then its unclamped begin may
+// widen its snapshot interval in the explanations listed with the
+// unknown verdict).
 func (e *engine) forgetIdle() {
 	if !e.forgetSessions || !e.window {
 		return

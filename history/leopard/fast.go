@@ -47,7 +47,14 @@ func (s *fastScan) ws() {
 	}
 }
 
-// peek returns the next non-space byte (0 at the end).
+// atEnd reports whether only white space is left.
+func (s *fastScan) atEnd() bool {
+	s.ws()
+	return s.i >= len(s.d)
+}
+
+// peek returns the next non-space byte (0 at the end; a 0 byte in the
+// input matches nothing the scanner expects either).
 func (s *fastScan) peek() byte {
 	s.ws()
 	if s.i < len(s.d) {
@@ -286,6 +293,14 @@ func (s *fastScan) timestamp(slot *int64) *int64 {
 	return slot
 }
 
+// skipString scans (validates) a string.
+func (s *fastScan) skipString() {
+	start := s.i
+	if _, complex := s.rawString(); complex && !s.bad && !json.Valid(s.d[start:s.i]) {
+		s.bad = true // an invalid escape
+	}
+}
+
 // skip scans (validates) any JSON value.
 func (s *fastScan) skip(depth int) {
 	if depth > 64 {
@@ -294,7 +309,7 @@ func (s *fastScan) skip(depth int) {
 	}
 	switch c := s.peek(); {
 	case c == '"':
-		s.rawString()
+		s.skipString()
 	case c == '{':
 		s.i++
 		if s.peek() == '}' {
@@ -302,7 +317,7 @@ func (s *fastScan) skip(depth int) {
 			return
 		}
 		for !s.bad {
-			s.rawString()
+			s.skipString()
 			s.eat(':')
 			s.skip(depth + 1)
 			if s.peek() == ',' {
@@ -566,7 +581,7 @@ func (b *builder) fast(data []byte, name string) (ok bool, err error) {
 				s.i++
 				c = s.peek()
 			}
-		} else if c == 0 {
+		} else if s.atEnd() {
 			break
 		}
 		if c != '{' {
@@ -583,8 +598,8 @@ func (b *builder) fast(data []byte, name string) (ok bool, err error) {
 		}
 		off = int64(s.i)
 	}
-	if s.peek() != 0 {
-		return false, nil // data after the closing ]
+	if !s.atEnd() {
+		return false, nil // data after the closing ] (or a 0 byte)
 	}
 	return true, nil
 }

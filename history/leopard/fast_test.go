@@ -118,6 +118,9 @@ func TestFastMatchesGeneral(t *testing.T) {
 		{"control character in a string", "[{\"transactionID\":\"a\x01\",\"operationTraceType\":\"START\"}]", false},
 		{"invalid UTF-8", "[{\"threadID\":\"\xff\",\"transactionID\":\"1\",\"operationTraceType\":\"START\"}]", true},
 		{"leading zero", `[{"transactionID":01,"operationTraceType":"START"}]`, false},
+		{"invalid escape in a skipped field", `[` + rec(`,"sql":"a\xb"`) + `]`, false},
+		{"valid escape in a skipped field", `[` + rec(`,"sql":"a\u0027b\n"`) + `]`, true},
+		{"invalid escape in a skipped object's key", `[` + rec(`,"x":{"a\q":1}`) + `]`, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
