@@ -104,6 +104,18 @@ type Anomaly struct {
 	Allowed bool `json:"allowed,omitempty"`
 }
 
+// TxnOps renders each transaction of txns (indices into h.Txns; any other
+// index is skipped) with History.TxnString, for Anomaly.Ops.
+func TxnOps(h *history.History, txns ...int32) map[int32]string {
+	m := make(map[int32]string, len(txns))
+	for _, t := range txns {
+		if t >= 0 && int(t) < len(h.Txns) {
+			m[t] = h.TxnString(t)
+		}
+	}
+	return m
+}
+
 // Result is the outcome of one checker on one history under one model.
 type Result struct {
 	Checker string  `json:"checker"`

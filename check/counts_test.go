@@ -59,3 +59,34 @@ func rep(s string, n int) []string {
 	}
 	return out
 }
+
+// TestListCapped: at most max anomalies of each type are listed, in their
+// order; the rest are counted in Truncated (on top of what it held), and
+// Finish counts both.
+func TestListCapped(t *testing.T) {
+	r := &Result{Model: "serializable", Truncated: map[string]int{"G2-item": 1}}
+	var as []Anomaly
+	for _, ty := range []string{"G2-item", "G1c", "G2-item", "G2-item", "G1c", "lost-update"} {
+		as = append(as, Anomaly{Type: ty})
+	}
+	r.ListCapped(as, 1)
+	var listed []string
+	for _, a := range r.Anomalies {
+		listed = append(listed, a.Type)
+	}
+	if want := []string{"G2-item", "G1c", "lost-update"}; !reflect.DeepEqual(listed, want) {
+		t.Errorf("listed %v, want %v", listed, want)
+	}
+	if want := map[string]int{"G2-item": 3, "G1c": 1}; !reflect.DeepEqual(r.Truncated, want) {
+		t.Errorf("Truncated = %v, want %v", r.Truncated, want)
+	}
+	r.Finish()
+	if want := map[string]int{"G2-item": 4, "G1c": 2, "lost-update": 1}; !reflect.DeepEqual(r.Counts, want) {
+		t.Errorf("Counts = %v, want %v", r.Counts, want)
+	}
+	r = &Result{}
+	r.ListCapped(as, NoCap)
+	if len(r.Anomalies) != len(as) || r.Truncated != nil {
+		t.Errorf("no cap: listed %d of %d, truncated %v", len(r.Anomalies), len(as), r.Truncated)
+	}
+}

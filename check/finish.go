@@ -11,6 +11,24 @@ import (
 // (Elle's default :consistency-models [:strict-serializable]).
 const DefaultModel = model.StrictSerializable
 
+// ListCapped appends the anomalies as to r.Anomalies, at most max of each
+// type (counting those of this call only); the rest are counted in
+// r.Truncated, so Finish still counts them (Counts, the verdict).
+func (r *Result) ListCapped(as []Anomaly, max int) {
+	perType := map[string]int{}
+	for _, a := range as {
+		if perType[a.Type] >= max {
+			if r.Truncated == nil {
+				r.Truncated = map[string]int{}
+			}
+			r.Truncated[a.Type]++
+			continue
+		}
+		perType[a.Type]++
+		r.Anomalies = append(r.Anomalies, a)
+	}
+}
+
 // Finish completes a Result once a checker has collected its anomalies; every
 // checker calls it last (Elle elle.txn/result-map):
 //

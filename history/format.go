@@ -208,6 +208,10 @@ func DecodeFile(path, format string, opts DecodeOptions) (*History, error) {
 	if format == "" || format == "auto" {
 		prefix, _ := br.Peek(64 << 10)
 		format = Sniff(prefix)
+		if format == "" && len(bytes.TrimSpace(prefix)) == 0 {
+			// "pass --format" would send the user after the wrong cause.
+			return nil, &InputError{File: opts.Name, Line: 1, Msg: "the input is empty: no history to check"}
+		}
 		if format == "" {
 			return nil, &InputError{File: opts.Name, Line: 1, Msg: "cannot tell the format; pass --format (one of " + strings.Join(Formats(), ", ") + ")"}
 		}

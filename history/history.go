@@ -288,6 +288,19 @@ func (t *Txn) SetOpTimes(times []OpTime) {
 	t.ext().OpTimes = times
 }
 
+// FinalWrite reports whether op j of t is t's last write (or delete) of
+// its key: no later op of t writes the key (Adya's final version; a read
+// of an earlier one is G1b, intermediate read).
+func (t *Txn) FinalWrite(j int) bool {
+	k := t.Ops[j].Key
+	for x := j + 1; x < len(t.Ops); x++ {
+		if t.Ops[x].Kind.IsWrite() && t.Ops[x].Key == k {
+			return false
+		}
+	}
+	return true
+}
+
 // AppendOp appends op j of src to t, copying its list elements, predicate
 // and time, and returns the new op's index.
 func (t *Txn) AppendOp(src *Txn, j int) int {
@@ -605,18 +618,24 @@ type Stats struct {
 
 // Stats computes summary counts.
 func (h *History) Stats() Stats {
-	s := Stats{Txns: len(h.Txns), Keys: h.Keys.Len(), Sessions: h.Sessions.Len()}
+	s := Stats{Keys: h.Keys.Len(), Sessions: h.Sessions.Len()}
 	for i := range h.Txns {
-		t := &h.Txns[i]
-		s.Ops += len(t.Ops)
-		switch t.Status {
-		case Committed:
-			s.Committed++
-		case Aborted:
-			s.Aborted++
-		default:
-			s.Unknown++
-		}
+		s.Count(&h.Txns[i])
 	}
 	return s
+}
+
+// Count adds t to the transaction, status and op counts (for a history
+// seen as a stream; Keys and Sessions are left alone).
+func (s *Stats) Count(t *Txn) {
+	s.Txns++
+	s.Ops += len(t.Ops)
+	switch t.Status {
+	case Committed:
+		s.Committed++
+	case Aborted:
+		s.Aborted++
+	default:
+		s.Unknown++
+	}
 }

@@ -39,6 +39,15 @@ type Interner struct {
 	// identity interner (NewIdentityInterner), whose small integers are
 	// their own ids and are never stored.
 	off int32
+	// Recycling (NewRecyclingInterner): recycle disables dense (its size
+	// follows the largest integer, not the live ids); free holds released
+	// id ranges [lo, hi) reused first, oldest first; dead has a bit per
+	// released id not reused yet; freeStr the strTab indexes released.
+	recycle bool
+	free    [][2]int32
+	nfree   int // ids in free
+	dead    []uint64
+	freeStr []int64
 }
 
 // IdentityLimit bounds the integers an identity interner maps to
@@ -67,9 +76,83 @@ func NewIdentityInterner() *Interner {
 	return in
 }
 
+// NewRecyclingInterner returns an interner whose ids can be released
+// (Release) and are then reused for new scalars, so its memory is bounded
+// by the ids live at once rather than by every scalar ever seen (txray watch
+// --checker leopard: the key ids of keys whose state the verifier forgot).
+// It keeps no direct-index table (whose size follows the largest integer
+// seen), only maps sized by the live ids.
+func NewRecyclingInterner() *Interner {
+	in := NewInterner()
+	in.recycle = true
+	return in
+}
+
+// Recycling reports whether ids can be released (NewRecyclingInterner).
+func (in *Interner) Recycling() bool { return in.recycle }
+
+// Release forgets the scalars of ids [lo, hi) (those interned and not
+// released yet): looking one of them up again interns it afresh, possibly
+// under another id, and the ids are given to new scalars before any id
+// never used, lowest first within the oldest released range. A released id
+// renders as "?<id>" until reused. It is a no-op unless the interner
+// recycles. The caller must hold no use of the ids that outlives this.
+func (in *Interner) Release(lo, hi int32) {
+	if !in.recycle {
+		return
+	}
+	lo, hi = max(lo, in.off), min(hi, in.off+int32(len(in.vals)))
+	if lo >= hi {
+		return
+	}
+	for len(in.dead)*64 < len(in.vals) {
+		in.dead = append(in.dead, 0)
+	}
+	start := int32(-1)
+	for id := lo; id < hi; id++ {
+		i := id - in.off
+		if in.dead[i/64]&(1<<(i%64)) != 0 {
+			if start >= 0 {
+				in.free = append(in.free, [2]int32{start, id})
+				start = -1
+			}
+			continue
+		}
+		in.nfree++
+		in.dead[i/64] |= 1 << (i % 64)
+		v := in.vals[i]
+		if in.str(i) {
+			delete(in.strs, in.strTab[v])
+			in.strTab[v] = ""
+			in.freeStr = append(in.freeStr, v)
+			in.isStr[i/64] &^= 1 << (i % 64)
+		} else if cur, ok := in.ints[v]; ok && cur == id {
+			delete(in.ints, v)
+		}
+		in.vals[i] = 0
+		if start < 0 {
+			start = id
+		}
+	}
+	if start >= 0 {
+		in.free = append(in.free, [2]int32{start, hi})
+	}
+}
+
+// Live is the number of ids in use (interned and not released).
+func (in *Interner) Live() int { return in.Len() - in.nfree }
+
+// released reports whether table entry i (id - off) was released and not
+// reused.
+func (in *Interner) released(i int32) bool {
+	return int(i/64) < len(in.dead) && in.dead[i/64]&(1<<(i%64)) != 0
+}
+
 // Int interns an integer.
 func (in *Interner) Int(v int64) int32 {
-	if in.off != 0 {
+	if in.recycle {
+		// no direct-index table (see NewRecyclingInterner)
+	} else if in.off != 0 {
 		if v >= 0 && v < IdentityLimit {
 			return int32(v)
 		}
@@ -99,8 +182,28 @@ func (in *Interner) Int(v int64) int32 {
 	return id
 }
 
-// add appends an id holding v (for a string, its strTab index).
+// add appends an id holding v (for a string, its strTab index), or reuses
+// a released one.
 func (in *Interner) add(v int64, str bool) int32 {
+	if len(in.free) > 0 {
+		r := &in.free[0]
+		id := r[0]
+		if r[0]++; r[0] == r[1] {
+			in.free[0] = [2]int32{}
+			in.free = in.free[1:]
+			if len(in.free) == 0 {
+				in.free = nil
+			}
+		}
+		i := id - in.off
+		in.nfree--
+		in.dead[i/64] &^= 1 << (i % 64)
+		in.vals[i] = v
+		if str {
+			in.isStr[i/64] |= 1 << (i % 64)
+		}
+		return id
+	}
 	i := int32(len(in.vals))
 	in.vals = append(in.vals, v)
 	if int(i)/64 >= len(in.isStr) {
@@ -120,6 +223,14 @@ func (in *Interner) Str(s string) int32 {
 	if id, ok := in.strs[s]; ok {
 		return id
 	}
+	if n := len(in.freeStr); n > 0 {
+		x := in.freeStr[n-1]
+		in.freeStr = in.freeStr[:n-1]
+		in.strTab[x] = s
+		id := in.add(x, true)
+		in.strs[s] = id
+		return id
+	}
 	id := in.add(int64(len(in.strTab)), true)
 	in.strTab = append(in.strTab, s)
 	in.strs[s] = id
@@ -137,7 +248,9 @@ func (in *Interner) Scalar(s Scalar) int32 {
 // LookupInt returns the id of an integer without interning it (for an
 // identity interner, every 0 <= v < IdentityLimit has one: itself).
 func (in *Interner) LookupInt(v int64) (int32, bool) {
-	if in.off != 0 {
+	if in.recycle {
+		// maps only
+	} else if in.off != 0 {
 		if v >= 0 && v < IdentityLimit {
 			return int32(v), true
 		}
@@ -169,7 +282,7 @@ func (in *Interner) Get(id int32) Scalar {
 
 // String renders id; out-of-range ids render as "?<id>".
 func (in *Interner) String(id int32) string {
-	if id < 0 || int(id) >= int(in.off)+len(in.vals) {
+	if id < 0 || int(id) >= int(in.off)+len(in.vals) || id >= in.off && in.released(id-in.off) {
 		return "?" + strconv.Itoa(int(id))
 	}
 	return in.Get(id).String()
@@ -192,6 +305,7 @@ func (in *Interner) Reset() {
 	clear(in.strTab)
 	clear(in.isStr)
 	in.vals, in.isStr, in.strTab = in.vals[:0], in.isStr[:0], in.strTab[:0]
+	in.free, in.dead, in.freeStr, in.nfree = nil, nil, nil, 0
 }
 
 // Append interns s, which must not be interned yet, as the next id (used to

@@ -144,3 +144,64 @@ func TestIdentityInternerStoresNoSmallInts(t *testing.T) {
 		t.Errorf("String of an unassigned id = %q", got)
 	}
 }
+
+// TestRecyclingInternerReusesReleasedIds: released ids leave the lookup
+// tables (their scalars intern afresh), are reused oldest range first
+// before new ids are appended, render as unknown until reused, and the
+// tables stay bounded by the live ids however many scalars pass through.
+func TestRecyclingInternerReusesReleasedIds(t *testing.T) {
+	in := NewRecyclingInterner()
+	for v := int64(0); v < 8; v++ {
+		in.Int(v * 1000)
+	}
+	s := in.Str("k")
+	in.Release(2, 5) // 2000, 3000, 4000
+	in.Release(3, 4) // already released: no-op
+	if _, ok := in.LookupInt(3000); ok {
+		t.Fatal("a released integer is still found")
+	}
+	if got := in.String(3); got != "?3" {
+		t.Errorf("String of a released id = %q", got)
+	}
+	if id := in.Int(1000); id != 1 {
+		t.Errorf("a live integer changed id: %d", id)
+	}
+	in.Release(8, 9) // the string
+	if _, ok := in.LookupStr("k"); ok {
+		t.Fatal("a released string is still found")
+	}
+	want := []int32{2, 3, 4, 8, 9}
+	for i, w := range want {
+		var id int32
+		if i%2 == 0 {
+			id = in.Str("s" + strconv.Itoa(i))
+		} else {
+			id = in.Int(int64(-i))
+		}
+		if id != w {
+			t.Fatalf("new scalar %d got id %d, want %d", i, id, w)
+		}
+	}
+	if g := in.Get(2); g != (Scalar{S: "s0", IsStr: true}) {
+		t.Errorf("reused id 2 = %+v", g)
+	}
+	if g := in.Get(3); g != (Scalar{I: -1}) {
+		t.Errorf("reused id 3 = %+v", g)
+	}
+	_ = s
+	if in.Live() != in.Len() {
+		t.Errorf("Live %d, Len %d: nothing is released any more", in.Live(), in.Len())
+	}
+	// A stream of ever new keys, releasing all but the last 100: the
+	// tables stay small.
+	for v := int64(0); v < 100000; v++ {
+		id := in.Int(1<<40 + v)
+		if v%100 == 99 {
+			in.Release(0, int32(in.Len()))
+		}
+		_ = id
+	}
+	if in.Len() > 200 || len(in.ints) > 200 || len(in.strTab) > 10 {
+		t.Errorf("tables grew: Len %d, ints %d, strTab %d", in.Len(), len(in.ints), len(in.strTab))
+	}
+}

@@ -99,3 +99,22 @@ func TestTxnSideTables(t *testing.T) {
 		t.Errorf("OpString = %q", s)
 	}
 }
+
+// TestFinalWrite: a write or delete is its transaction's final one of a
+// key unless a later write or delete of the same key follows (Adya's final
+// version; reading an earlier one is G1b). Appends are not register writes
+// (Kind.IsWrite) and do not count.
+func TestFinalWrite(t *testing.T) {
+	tx := Txn{Ops: []Op{
+		{Kind: Write, Key: 1, Value: 1},  // 0: op 3 deletes key 1 later
+		{Kind: Write, Key: 2, Value: 1},  // 1: only an append of key 2 follows
+		{Kind: Append, Key: 2, Value: 2}, // 2
+		{Kind: Delete, Key: 1, Value: 3}, // 3: final
+		{Kind: Write, Key: 3, Value: 4},  // 4: final
+	}}
+	for j, want := range []bool{false, true, true, true, true} {
+		if got := tx.FinalWrite(j); got != want {
+			t.Errorf("op %d: FinalWrite = %v, want %v", j, got, want)
+		}
+	}
+}

@@ -72,30 +72,40 @@ func (w myWalker) selectStmt(s sqlparser.SelectStatement, outer *scope, lockedAb
 		}
 		lk := strings.ToLower(v.Lock)
 		locked := lockedAbove || strings.Contains(lk, "for update") || strings.Contains(lk, "share")
-		var nodes []sqlparser.SQLNode
-		for _, q := range quals {
-			nodes = append(nodes, q)
-		}
-		if v.Where != nil {
-			nodes = append(nodes, v.Where.Expr)
-		}
-		nodes = append(nodes, v.GroupBy)
+		extra := []sqlparser.SQLNode{v.GroupBy}
 		if v.Having != nil {
-			nodes = append(nodes, v.Having.Expr)
+			extra = append(extra, v.Having.Expr)
 		}
-		nodes = append(nodes, v.SelectExprs, v.OrderBy)
-		for _, n := range nodes {
-			w.sublinks(n, sc)
-		}
-		for _, q := range quals {
-			w.keys(q, sc)
-		}
-		if v.Where != nil {
-			w.keys(v.Where.Expr, sc)
-		}
-		for _, n := range nodes {
-			w.columns(n, sc, locked, -2)
-		}
+		extra = append(extra, v.SelectExprs, v.OrderBy)
+		w.clauses(sc, quals, v.Where, extra, locked, -2)
+	}
+}
+
+// clauses walks a statement's join conditions quals, its WHERE clause
+// where (nil: none) and its other expressions extra, in that order: first
+// the sub-queries of all, then the key equalities of quals and where,
+// then the columns all read (locked: the reads lock; target: the table the
+// statement writes, -2 none).
+func (w myWalker) clauses(sc *scope, quals []sqlparser.Expr, where *sqlparser.Where, extra []sqlparser.SQLNode, locked bool, target int) {
+	var nodes []sqlparser.SQLNode
+	for _, q := range quals {
+		nodes = append(nodes, q)
+	}
+	if where != nil {
+		nodes = append(nodes, where.Expr)
+	}
+	nodes = append(nodes, extra...)
+	for _, n := range nodes {
+		w.sublinks(n, sc)
+	}
+	for _, q := range quals {
+		w.keys(q, sc)
+	}
+	if where != nil {
+		w.keys(where.Expr, sc)
+	}
+	for _, n := range nodes {
+		w.columns(n, sc, locked, target)
 	}
 }
 
@@ -297,28 +307,11 @@ func (w myWalker) update(s *sqlparser.Update) {
 	if len(sc.order) > 0 {
 		target = sc.order[0]
 	}
-	var nodes []sqlparser.SQLNode
-	for _, q := range quals {
-		nodes = append(nodes, q)
-	}
-	if s.Where != nil {
-		nodes = append(nodes, s.Where.Expr)
-	}
+	var set []sqlparser.SQLNode
 	for _, u := range s.Exprs {
-		nodes = append(nodes, u.Expr)
+		set = append(set, u.Expr)
 	}
-	for _, n := range nodes {
-		w.sublinks(n, sc)
-	}
-	for _, q := range quals {
-		w.keys(q, sc)
-	}
-	if s.Where != nil {
-		w.keys(s.Where.Expr, sc)
-	}
-	for _, n := range nodes {
-		w.columns(n, sc, false, target)
-	}
+	w.clauses(sc, quals, s.Where, set, false, target)
 	for _, u := range s.Exprs {
 		for _, r := range sc.resolve(u.Name.Qualifier.Name.String()) {
 			if r >= 0 {
@@ -346,25 +339,7 @@ func (w myWalker) delete(s *sqlparser.Delete) {
 	if len(targets) > 0 {
 		target = targets[0]
 	}
-	var nodes []sqlparser.SQLNode
-	for _, q := range quals {
-		nodes = append(nodes, q)
-	}
-	if s.Where != nil {
-		nodes = append(nodes, s.Where.Expr)
-	}
-	for _, n := range nodes {
-		w.sublinks(n, sc)
-	}
-	for _, q := range quals {
-		w.keys(q, sc)
-	}
-	if s.Where != nil {
-		w.keys(s.Where.Expr, sc)
-	}
-	for _, n := range nodes {
-		w.columns(n, sc, false, target)
-	}
+	w.clauses(sc, quals, s.Where, nil, false, target)
 	for _, t := range targets {
 		if t >= 0 {
 			w.b.write(t, "*")

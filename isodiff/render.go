@@ -47,6 +47,11 @@ func WriteText(w io.Writer, r *Report) {
 		fmt.Fprintf(w, "\nnothing analysed: no transaction class accesses a table, so no claim is made (unknown)\n")
 		return
 	}
+	if len(r.Cycles) == 0 && t.Unparsable > 0 {
+		fmt.Fprintf(w, "\nno Δ cycle among the statements parsed at %s, but %d statements could not be parsed and were left out: they may close a Δ cycle, so no claim is made (unknown)\n", r.Level, t.Unparsable)
+		writeObserved(w, r)
+		return
+	}
 	if len(r.Cycles) == 0 {
 		fmt.Fprintf(w, "\nno Δ cycle: no anomaly of these transactions is possible at %s\n", r.Level)
 		writeObserved(w, r)

@@ -432,17 +432,15 @@ func impossible(anomalies []string) map[string]bool {
 	return out
 }
 
-// RulesOut is Elle's friendly boundary: given the anomaly types found, not
-// lists the weakest models they rule out (no other ruled-out model is
-// weaker) and alsoNot the remaining, stronger ruled-out models. Both are
-// sorted; anomalies that prohibit no model (mechanism violations, unknown
-// markers) contribute nothing.
-func RulesOut(anomalies []string) (not, alsoNot []string) {
-	imp := impossible(anomalies)
-	for m := range imp {
+// SplitWeakest splits a set of ruled-out models (canonical names) into
+// not, the weakest (no other model of the set is weaker: none that it
+// implies), and alsoNot, the rest: Elle's :not / :also-not, as RulesOut
+// gives them for anomaly types. Both are sorted.
+func SplitWeakest(out map[string]bool) (not, alsoNot []string) {
+	for m := range out {
 		weakest := true
 		for n := range downward(m) {
-			if n != m && imp[n] {
+			if n != m && out[n] {
 				weakest = false
 				break
 			}
@@ -456,4 +454,13 @@ func RulesOut(anomalies []string) (not, alsoNot []string) {
 	sort.Strings(not)
 	sort.Strings(alsoNot)
 	return not, alsoNot
+}
+
+// RulesOut is Elle's friendly boundary: given the anomaly types found, not
+// lists the weakest models they rule out (no other ruled-out model is
+// weaker) and alsoNot the remaining, stronger ruled-out models. Both are
+// sorted; anomalies that prohibit no model (mechanism violations, unknown
+// markers) contribute nothing.
+func RulesOut(anomalies []string) (not, alsoNot []string) {
+	return SplitWeakest(impossible(anomalies))
 }

@@ -2,6 +2,7 @@ package model
 
 import (
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -395,6 +396,31 @@ func TestRulesOut(t *testing.T) {
 	// Elle: (:not (friendly-boundary [:lost-update])) = #{:update-atomic :cursor-stability}
 	if not, _ := RulesOut([]string{LostUpdate}); !eq(not, set("update-atomic", "cursor-stability")) {
 		t.Errorf("lost-update: not = %v", not)
+	}
+}
+
+// TestSplitWeakest: a ruled-out model is in not when no other ruled-out
+// model is weaker, else in alsoNot (RulesOut's split, which TestRulesOut
+// covers per anomaly type; chronos and enne split their own sets).
+func TestSplitWeakest(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		out       []string
+		not, also []string
+	}{
+		{"none", nil, nil, nil},
+		{"one", []string{Serializable}, []string{Serializable}, nil},
+		{"chain", []string{ReadCommitted, Serializable, StrictSerializable}, []string{ReadCommitted}, []string{Serializable, StrictSerializable}},
+		{"incomparable", []string{RepeatableRead, SnapshotIsolation, Serializable}, []string{RepeatableRead, SnapshotIsolation}, []string{Serializable}},
+	} {
+		out := map[string]bool{}
+		for _, m := range c.out {
+			out[m] = true
+		}
+		not, also := SplitWeakest(out)
+		if !slices.Equal(not, c.not) || !slices.Equal(also, c.also) {
+			t.Errorf("%s: SplitWeakest = %v / %v, want %v / %v", c.name, not, also, c.not, c.also)
+		}
 	}
 }
 

@@ -123,6 +123,10 @@ func (r *recorder) certify() error {
 		return nil
 	}
 	filled, skipped, err := r.versionSetsFromSnapshots(h)
+	if err == nil {
+		mf, ms, merr := r.versionSetsFromMarks(h)
+		filled, skipped, err = filled+mf, skipped+ms, merr
+	}
 	if err != nil {
 		r.warn(fmt.Sprintf("version sets: %v; none derived", err))
 		filled = 0
@@ -135,7 +139,7 @@ func (r *recorder) certify() error {
 		h.Evidence.VersionSets = false
 	}
 	if skipped > 0 {
-		r.warn(fmt.Sprintf("version sets: %d predicate reads get none (a writer without an xid, or a key without a version order); checkers infer them from the rows returned", skipped))
+		r.warn(fmt.Sprintf("version sets: %d predicate reads get none (a writer without an xid, snapshot marker or commit position, or a key without a version order); checkers infer them from the rows returned", skipped))
 	}
 	if r.shadow.mismatched > 0 {
 		r.warn(fmt.Sprintf("version sets: %d of %d derived from snapshots differ from the shadow transaction's (first: %s)",
@@ -153,6 +157,9 @@ func (r *recorder) certify() error {
 	}
 	if filled == 0 {
 		return nil
+	}
+	if err := r.writeMarkVersionSets(h); err != nil {
+		return err
 	}
 	for _, ps := range r.snaps {
 		t := &h.Txns[ps.txn]

@@ -52,6 +52,14 @@ type Config struct {
 	// Out is the directory for history.jsonl (and evidence.jsonl); "" keeps
 	// the history in memory only.
 	Out string
+	// DefaultDeletes lets the database decide WL.Deletes for the predicate
+	// workload (txray run without --deletes): on where every predicate
+	// read gets a version set, so emme tells an unborn row from a deleted
+	// one and its verdicts stay definite (PostgreSQL at repeatable read
+	// and serializable: snapshots; MariaDB at repeatable read with the
+	// binary log on: snapshot markers and GTID commit positions), off
+	// elsewhere. Without the certificate capture it stays off.
+	DefaultDeletes bool
 	// NoRecord runs the workload without recording anything (no history,
 	// no evidence queries, no commit stream): the overhead baseline.
 	NoRecord bool
@@ -90,6 +98,9 @@ type Config struct {
 	// connects (open true) and before it closes (open false): benchmarks
 	// read the server backend's CPU time through it.
 	clientConn func(c db.Conn, open bool)
+	// noSnapshots (benchmarks) keeps the certificate capture but takes no
+	// snapshot markers (BenchmarkMariaDBCertificateOverhead/markers).
+	noSnapshots bool
 	// legacyEvidence runs PostgreSQL's earlier per-transaction evidence
 	// query too (db CaptureLegacyEvidence) and keeps each transaction's
 	// evidence in recorder.legacyEv; afterFinish, if set, is called with
@@ -226,24 +237,36 @@ func run(ctx context.Context, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	shared, err := workload.NewShared(cfg.WL)
-	if err != nil {
-		return nil, err
-	}
 	d, err := db.Open(ctx, cfg.DB, db.Options{Level: level, Record: !cfg.NoRecord, Warn: warn,
 		ConnectTimeout: cfg.ConnectTimeout, StatementTimeout: cfg.StatementTimeout})
 	if err != nil {
 		return nil, err
+	}
+	wl, err := workload.New(cfg.Workload, d)
+	if err != nil {
+		d.Close()
+		return nil, err
+	}
+	if cfg.DefaultDeletes && cfg.Workload == "predicate" && !cfg.WL.NoCertificate {
+		cfg.WL.Deletes = deletesDecidable(d, cfg.NoRecord)
+	}
+	shared, err := workload.NewShared(cfg.WL)
+	if err != nil {
+		d.Close()
+		return nil, err
+	}
+	if pr, ok := wl.(workload.PredicateReader); ok && pr.PredicateReads() && !cfg.NoRecord && !cfg.WL.NoCertificate && !cfg.noSnapshots {
+		// version sets of predicate reads need each read view (MariaDB
+		// REPEATABLE READ: snapshot markers, record/db/mysnap.go)
+		if s, ok := d.(interface{ CaptureSnapshots() }); ok {
+			s.CaptureSnapshots()
+		}
 	}
 	raw := d // the adapter itself, for its optional methods
 	if cfg.SQLTrace != nil {
 		d = db.TraceSQL(d, cfg.SQLTrace)
 	}
 	defer d.Close()
-	wl, err := workload.New(cfg.Workload, d)
-	if err != nil {
-		return nil, err
-	}
 	if err := d.Exclusive(ctx, func() {
 		warn("another txray run is using this database (its tables have fixed names); waiting for it to finish")
 	}); err != nil {
@@ -284,6 +307,9 @@ func run(ctx context.Context, cfg Config) (*Result, error) {
 				"read_ratio": strconv.FormatFloat(wc.ReadRatio, 'g', -1, 64), "dist": wc.Dist,
 				"max_writes_per_key": strconv.Itoa(wc.MaxWritesPerKey), "seed": strconv.FormatUint(cfg.Seed, 10),
 				"requested_level": level, "recorder": "txray run"}}
+		if cfg.WL.Deletes {
+			h.Header.Extra["deletes"] = "true"
+		}
 		if st, ok := d.(interface{ Settings() map[string]string }); ok {
 			for k, v := range st.Settings() {
 				h.Header.Extra[k] = v
@@ -661,7 +687,9 @@ type recorder struct {
 	xids    map[int32]uint64
 	snaps   []predSnap
 	txnSnap bool
-	shadow  shadowStats
+	// marks: MariaDB snapshot markers and commit positions (mysnapvs.go)
+	marks  *markState
+	shadow shadowStats
 	// legacyEv: every transaction's evidence, legacy the xids and
 	// snapshots keepSnapshots keeps from the earlier capture
 	// (Config.legacyEvidence).
@@ -802,6 +830,7 @@ func (r *recorder) add(raw *rawTxn) error {
 	r.chainVersions(raw.status, raw.ops, t.Ops)
 	p := h.Add(t)
 	r.keepSnapshots(p.Index, raw)
+	r.keepMarks(p.Index, raw)
 	if r.legacyEv != nil {
 		r.keepLegacy(p.Index, raw)
 	}

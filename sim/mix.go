@@ -90,17 +90,7 @@ func (w *workload) planMix(t *txn) {
 		}
 		w.nextVal++
 		t.ops = append(t.ops, pop{kind: history.Write, ks: ks, val: w.nextVal})
-		if !t.plansWrite(ks) {
-			t.writes = append(t.writes, ks)
-		}
-		w.writes[s]++
-		if c.MaxWritesPerKey > 0 && w.writes[s] >= c.MaxWritesPerKey {
-			ks.retired = true
-			w.slots[s] = w.nextKey
-			w.nextKey++
-			w.writes[s] = 0
-		}
+		w.planWrite(t, s, ks)
 	}
-	t.res = make([]opres, len(t.ops))
-	t.willAbort = c.AbortRate > 0 && w.r.Float64() < c.AbortRate
+	w.finishPlan(t)
 }

@@ -102,19 +102,31 @@ func (w *workload) plan(t *txn) {
 			}
 			w.dead[o.val] = true
 		}
-		if !t.plansWrite(ks) {
-			t.writes = append(t.writes, ks)
-		}
-		w.writes[s]++
-		if c.MaxWritesPerKey > 0 && w.writes[s] >= c.MaxWritesPerKey {
-			ks.retired = true
-			w.slots[s] = w.nextKey
-			w.nextKey++
-			w.writes[s] = 0
-		}
+		w.planWrite(t, s, ks)
 	}
+	w.finishPlan(t)
+}
+
+// planWrite notes a planned write of ks (in slot s) by t: t's write set,
+// and the slot's write count, which retires the key after MaxWritesPerKey
+// writes (the slot moves on to a fresh key).
+func (w *workload) planWrite(t *txn, s int, ks *keyState) {
+	if !t.plansWrite(ks) {
+		t.writes = append(t.writes, ks)
+	}
+	w.writes[s]++
+	if m := w.cfg.MaxWritesPerKey; m > 0 && w.writes[s] >= m {
+		ks.retired = true
+		w.slots[s] = w.nextKey
+		w.nextKey++
+		w.writes[s] = 0
+	}
+}
+
+// finishPlan sizes t's results and draws whether t will abort.
+func (w *workload) finishPlan(t *txn) {
 	t.res = make([]opres, len(t.ops))
-	t.willAbort = c.AbortRate > 0 && w.r.Float64() < c.AbortRate
+	t.willAbort = w.cfg.AbortRate > 0 && w.r.Float64() < w.cfg.AbortRate
 }
 
 // predicate turns the read t.ops[i] (of slot s) into the first row of a

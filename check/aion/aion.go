@@ -114,10 +114,10 @@ type Op struct {
 	Key  int32 // id in Checker.Keys (set by Add when the Reader left a raw key)
 	V    Val
 	List bool // a list read or an append (not checked online)
-	// raw: the key as decoded, not yet interned (rawInt: kN is the
-	// integer key; rawStr: kN indexes Txn.keyStrs); rawNone: Key is an id
+	// raw: the key as decoded, not yet interned, is in Key (rawInt: an
+	// integer key 0 ≤ n < 2³¹; rawBig: Key indexes Txn.keyInts; rawStr:
+	// Key indexes Txn.keyStrs); rawNone: Key is an id. Op stays 32 bytes.
 	raw uint8
-	kN  int64
 }
 
 // Txn is an arriving transaction.
@@ -131,6 +131,7 @@ type Txn struct {
 	arrived  time.Time
 	seq      int64
 	keyStrs  []string // string keys of ops with a raw key (Op.raw)
+	keyInts  []int64  // integer keys of ops outside [0, 2³¹) (Op.raw)
 }
 
 // Config configures a Checker.
@@ -173,6 +174,15 @@ type failRec struct {
 
 // sweepEvery: a tick sweeps the active keys at least this often.
 const sweepEvery = 8
+
+// sweepWork: with more than sweepSmall active keys, a tick sweeps them
+// when the work since the last sweep is at least sweepWork per active key
+// (else every sweepEvery ticks); with fewer, at half a unit of work per
+// key (a sweep of few keys costs little).
+const (
+	sweepWork  = 16
+	sweepSmall = 1 << 14
+)
 
 // maxFailRecs bounds the failure records kept for re-opening; past it, any
 // late write that may be visible at some unrecorded failure's snapshot
@@ -734,10 +744,16 @@ func (c *Checker) install(t *Txn, o *Op, w int32, tx int64) {
 		}
 	}
 	if ks.vcls == 0 || n == clsSize(ks.vcls) {
-		// start at 8 (growing 1, 2, 4, 8 copies every key's versions
-		// three times, and with a growing key space keys are always
-		// new); a key left with one version moves to class 1 (tick)
-		c.resize(ks, max(2, ks.vcls+1))
+		// a new key's first version takes a one-version slot (a stream
+		// of ever-new keys writes most keys once: 32 bytes, not 256,
+		// until the sweep); the second goes to 8 (growing 2, 4, 8
+		// would copy every busy key's versions three times); a key left
+		// with one version moves back to class 1 (tick)
+		if n == 0 {
+			c.resize(ks, 1)
+		} else {
+			c.resize(ks, max(2, ks.vcls+1))
+		}
 	}
 	vs := c.vp.slot(ks.vcls, ks.voff)[:n+1]
 	copy(vs[i+1:], vs[i:n])
@@ -829,12 +845,23 @@ func (c *Checker) tick(before time.Time) {
 		return
 	}
 	// Sweep the keys only when the work since the last sweep (versions
-	// installed, reads inserted) is at least half the keys to visit, or
-	// every sweepEvery ticks: a sweep costs one visit per active key, so
-	// its cost stays proportional to the work whatever the tick rate, and
-	// what it discards grows by at most that work in between.
+	// installed, reads inserted) is at least half the keys to visit (at
+	// least sweepWork times them beyond sweepSmall keys), or every
+	// sweepEvery ticks: a sweep costs one visit per active key (a few
+	// cache misses), so its cost stays a small fraction of the work
+	// whatever the tick rate, and what it discards grows by at most that
+	// work in between (docs/benchmarks.md, issue 17 item 4: sweeping at
+	// half the keys' worth of work was about a quarter of the checker's
+	// time on a 100,000-key stream).
 	c.ticks++
-	if 2*c.work < int64(c.nactive) && c.ticks-c.swept < sweepEvery {
+	need := int64(c.nactive) / 2
+	if c.nactive > sweepSmall {
+		need = sweepWork * int64(c.nactive)
+	}
+	if c.cfg.MaxKeys > 0 && c.liveKeys > c.cfg.MaxKeys {
+		need = 0 // over the key budget: settle keys so they can be forgotten
+	}
+	if c.work < need && c.ticks-c.swept < sweepEvery {
 		c.maybeForget()
 		return
 	}
@@ -895,9 +922,18 @@ func (c *Checker) sweepKey(k int32, w history.Timestamp) {
 		}
 		m := copy(vs, vs[x:])
 		ks.nv = uint32(m)
-		ks.flags |= fGced
+		// gcTS only grows: versions that arrived late below an earlier
+		// cut are retained, but the ones discarded there are gone, so the
+		// state below the highest cut stays incomplete even when this
+		// cut is lower (a watermark held back by late pending reads).
+		// Lowering it let a read between the two cuts be checked against
+		// a version list with holes: a false Ext failure
+		// (TestLateSessionsAnyTickScheduleNeverInvalid).
 		cold := c.keys.getCold(k)
-		cold.gcP, cold.gcL = vs[0].ctsP, vs[0].ctsL
+		if ks.flags&fGced == 0 || less(cold.gcP, cold.gcL, vs[0].ctsP, vs[0].ctsL) {
+			cold.gcP, cold.gcL = vs[0].ctsP, vs[0].ctsL
+		}
+		ks.flags |= fGced
 	}
 	if x > 0 || (x == 0 && ks.flags&fV0Ghost == 0) {
 		// the version visible at the watermark: its writer is only

@@ -433,7 +433,7 @@ func TestGhostWriter(t *testing.T) {
 }
 
 // TestKeyStateOneCacheLine: the per-key hot state is one 64-byte cache
-// line and a version 32 bytes (the layout the checker's speed rests on;
+// line, a version and an op 32 bytes each (the layout the checker's speed rests on;
 // docs/benchmarks.md, issue 17 item 4).
 func TestKeyStateOneCacheLine(t *testing.T) {
 	if s := unsafe.Sizeof(keyState{}); s != 64 {
@@ -441,6 +441,9 @@ func TestKeyStateOneCacheLine(t *testing.T) {
 	}
 	if s := unsafe.Sizeof(version{}); s != 32 {
 		t.Errorf("version is %d bytes, want 32", s)
+	}
+	if s := unsafe.Sizeof(Op{}); s != 32 {
+		t.Errorf("Op is %d bytes, want 32 (the raw key shares Op.Key)", s)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/txray/txray/check/chronos"
 	"github.com/txray/txray/history"
 	"github.com/txray/txray/history/jsonl"
+	"github.com/txray/txray/history/timekiller"
 )
 
 // fuzzTxn is a transaction of fuzzHistory: its JSON line and timestamps.
@@ -206,9 +207,28 @@ func FuzzFastOp(f *testing.F) {
 func rawKey(x *Txn, o *Op) string {
 	switch o.raw {
 	case rawInt:
-		return fmt.Sprint(o.kN)
+		return fmt.Sprint(o.Key)
+	case rawBig:
+		return fmt.Sprint(x.keyInts[o.Key])
 	case rawStr:
-		return fmt.Sprintf("%q", x.keyStrs[o.kN])
+		return fmt.Sprintf("%q", x.keyStrs[o.Key])
 	}
 	return fmt.Sprintf("id %d", o.Key)
+}
+
+// FuzzSkipInt: skipInt accepts exactly what timekiller.FastInt accepts and
+// ends where it ends (fastOp skips the values of extra members with it).
+func FuzzSkipInt(f *testing.F) {
+	for _, s := range []string{"123,", "-0}", "007]", "1234567890123456789,", "123456789012345678,", "-", "12", "-x", "9 "} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		for i := 0; i <= len(b); i++ {
+			_, j1, ok1 := timekiller.FastInt(b, i)
+			j2, ok2 := skipInt(b, i)
+			if ok1 != ok2 || (ok1 && j1 != j2) {
+				t.Fatalf("%q at %d: FastInt %d %v, skipInt %d %v", b, i, j1, ok1, j2, ok2)
+			}
+		}
+	})
 }

@@ -49,18 +49,21 @@ import (
 // (Txn.seq < keyCold.born) names the old key, whose name is gone, so it is
 // rendered as forgotten rather than as the new key's name.
 
-// KeyBytes is about what the checker keeps per retained settled key (for
-// sizing MaxKeys): the key line (64 bytes) and its cold part (24), its
-// name (8) and hash slot (16 at 3/4 to 3/8 full), its last version (32),
-// a share of its writer's entry and of the filter of forgotten names
-// (docs/benchmarks.md, "aion key budget").
-const KeyBytes = 224
+// KeyBytes is about what the checker keeps per retained key (for sizing
+// MaxKeys): the key line (64 bytes) and its cold part (24), its name (8)
+// and hash slot (16–32), its last version (32), a share of its writer's
+// entry and of the filter of forgotten names (16–32), and the slack of
+// keys written but not yet settled (measured: 276 bytes of live heap per
+// retained key on a stream of ever-new keys, window included;
+// docs/benchmarks.md, "aion key budget").
+const KeyBytes = 256
 
 // raw key kinds of an Op not yet interned (Op.raw)
 const (
 	rawNone uint8 = iota // Op.Key is an id
-	rawInt               // integer key Op.kN
-	rawStr               // string key Txn.keyStrs[Op.kN]
+	rawInt               // integer key Op.Key (0 ≤ n < 2³¹)
+	rawStr               // string key Txn.keyStrs[Op.Key]
+	rawBig               // integer key Txn.keyInts[Op.Key]
 )
 
 // kslot is a hash table entry: kind 0 empty, rawInt (key is the integer)
@@ -331,9 +334,11 @@ func (c *Checker) resolve(t *Txn, born int64) {
 		o := &t.Ops[j]
 		switch o.raw {
 		case rawInt:
-			o.Key = c.internInt(o.kN, born)
+			o.Key = c.internInt(int64(o.Key), born)
+		case rawBig:
+			o.Key = c.internInt(t.keyInts[o.Key], born)
 		case rawStr:
-			o.Key = c.internStrKey([]byte(t.keyStrs[o.kN]), born)
+			o.Key = c.internStrKey([]byte(t.keyStrs[o.Key]), born)
 		default:
 			if o.Key < 0 || int(o.Key) >= c.keys.n {
 				continue

@@ -88,10 +88,10 @@ func forgetStream(t *testing.T, c *Checker, ck *clock, from, to int) {
 		x := &Txn{ID: fmt.Sprint(i), Session: fmt.Sprint(i % 7), Status: history.Committed,
 			StartTS: history.Timestamp{P: ts, Set: true}, CommitTS: history.Timestamp{P: ts + 5, Set: true}}
 		if i > 0 {
-			x.Ops = append(x.Ops, Op{Kind: history.Read, raw: rawInt, kN: int64(4 * (i - 1)), V: Val{N: int64(i - 1), K: 1}})
+			x.Ops = append(x.Ops, Op{Kind: history.Read, raw: rawInt, Key: int32(int64(4 * (i - 1))), V: Val{N: int64(i - 1), K: 1}})
 		}
 		for j := 0; j < 4; j++ {
-			x.Ops = append(x.Ops, Op{Kind: history.Write, raw: rawInt, kN: int64(4*i + j), V: Val{N: int64(i), K: 1}})
+			x.Ops = append(x.Ops, Op{Kind: history.Write, raw: rawInt, Key: int32(int64(4*i + j)), V: Val{N: int64(i), K: 1}})
 		}
 		if err := c.Add(x); err != nil {
 			t.Fatal(err)
@@ -139,8 +139,8 @@ func TestForgetKeysBoundsStateAndReadsUnknown(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	rd := func(k, v int64) Op { return Op{Kind: history.Read, raw: rawInt, kN: k, V: Val{N: v, K: 1}} }
-	wr := func(k, v int64) Op { return Op{Kind: history.Write, raw: rawInt, kN: k, V: Val{N: v, K: 1}} }
+	rd := func(k, v int64) Op { return Op{Kind: history.Read, raw: rawInt, Key: int32(k), V: Val{N: v, K: 1}} }
+	wr := func(k, v int64) Op { return Op{Kind: history.Write, raw: rawInt, Key: int32(k), V: Val{N: v, K: 1}} }
 
 	// Key 4 (written by transaction 1 with value 1) is long forgotten:
 	// reading its true value or a wrong one is unchecked.
@@ -174,7 +174,7 @@ func TestForgottenReadMakesValidUnknown(t *testing.T) {
 			ck.t = ck.t.Add(time.Millisecond)
 			x := &Txn{ID: "old", Session: "z", Status: history.Committed, StartTS: history.Timestamp{P: 10 * 3000, Set: true},
 				CommitTS: history.Timestamp{P: 10*3000 + 5, Set: true},
-				Ops:      []Op{{Kind: history.Read, raw: rawInt, kN: 4, V: Val{N: 1, K: 1}}}}
+				Ops:      []Op{{Kind: history.Read, raw: rawInt, Key: int32(4), V: Val{N: 1, K: 1}}}}
 			if err := c.Add(x); err != nil {
 				t.Fatal(err)
 			}
@@ -199,7 +199,7 @@ func TestForgetNeverWrittenKeyIsLossless(t *testing.T) {
 	ck := &clock{t: time.Unix(1000, 0)}
 	c := New(Config{FinalAfter: 50 * time.Millisecond, Now: ck.now, MaxKeys: 1000})
 	x := &Txn{ID: "r0", Session: "z", Status: history.Committed, StartTS: history.Timestamp{P: 1, Set: true},
-		CommitTS: history.Timestamp{P: 2, Set: true}, Ops: []Op{{Kind: history.Read, raw: rawStr, kN: 0}}, keyStrs: []string{"ro"}}
+		CommitTS: history.Timestamp{P: 2, Set: true}, Ops: []Op{{Kind: history.Read, raw: rawStr, Key: 0}}, keyStrs: []string{"ro"}}
 	if err := c.Add(x); err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +209,7 @@ func TestForgetNeverWrittenKeyIsLossless(t *testing.T) {
 	}
 	ck.t = ck.t.Add(time.Millisecond)
 	x = &Txn{ID: "r1", Session: "z", Status: history.Committed, StartTS: history.Timestamp{P: 40000, Set: true},
-		CommitTS: history.Timestamp{P: 40005, Set: true}, Ops: []Op{{Kind: history.Read, raw: rawStr, kN: 0, V: Val{N: 5, K: 1}}}, keyStrs: []string{"ro"}}
+		CommitTS: history.Timestamp{P: 40005, Set: true}, Ops: []Op{{Kind: history.Read, raw: rawStr, Key: 0, V: Val{N: 5, K: 1}}}, keyStrs: []string{"ro"}}
 	if err := c.Add(x); err != nil {
 		t.Fatal(err)
 	}

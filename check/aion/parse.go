@@ -3,7 +3,9 @@ package aion
 import (
 	"fmt"
 	"io"
+	"math"
 	"slices"
+	"unsafe"
 
 	"github.com/txray/txray/history"
 	"github.com/txray/txray/history/timekiller"
@@ -30,9 +32,10 @@ type Reader struct {
 	// different goroutine from the checker. skeys shares string keys'
 	// strings between transactions (cleared when full).
 	skeys map[string]string
-	// opBuf: the ops of the transaction being decoded (reused)
+	// opBuf: the ops of the transaction being decoded (in opArena, see
+	// keepOps)
 	opBuf []Op
-	// opArena: the rest of the chunk keepOps copies ops into
+	// opArena: the free rest of the chunk ops are decoded into
 	opArena []Op
 	// sessions shares session name strings
 	sessions map[string]string
@@ -185,30 +188,30 @@ func (r *Reader) object() (*Txn, bool, error) {
 	if t.Status != history.Aborted {
 		t.Ops = r.keepOps(r.opBuf)
 	} else {
-		t.keyStrs = nil
+		t.keyStrs, t.keyInts = nil, nil
 	}
 	return t, false, nil
 }
 
-// opChunk is how many ops keepOps allocates at once.
+// opChunk is how many ops a chunk of opArena holds.
 const opChunk = 8192
 
-// keepOps copies ops into a chunk shared by consecutive transactions (one
-// allocation per opChunk ops instead of one per transaction; Op holds no
-// pointers, so the chunks cost the garbage collector nothing to scan). A
-// chunk lives as long as any transaction in it: about --final-after of
-// arrivals, as the transactions do.
+// keepOps keeps the ops just decoded (ops): they were decoded straight
+// into the free rest of a chunk shared by consecutive transactions (one
+// allocation per opChunk ops instead of one per transaction, and no copy;
+// Op holds no pointers, so the chunks cost the garbage collector nothing
+// to scan), which now moves past them. A transaction with more ops than
+// the chunk had left grew its own array, kept as it is. The ops of a
+// transaction that is not kept (aborted, or a decoding error) are
+// overwritten by the next one. A chunk lives as long as any transaction in
+// it: about --final-after of arrivals, as the transactions do.
 func (r *Reader) keepOps(ops []Op) []Op {
-	if len(ops) > opChunk/8 {
-		return slices.Clone(ops)
+	n := len(ops)
+	if cap(ops) == 0 || unsafe.SliceData(ops) != unsafe.SliceData(r.opArena) {
+		return slices.Clip(ops)
 	}
-	if len(r.opArena) < len(ops) {
-		r.opArena = make([]Op, opChunk)
-	}
-	k := copy(r.opArena, ops)
-	out := r.opArena[:k:k]
-	r.opArena = r.opArena[k:]
-	return out
+	r.opArena = r.opArena[n:]
+	return ops[:n:n]
 }
 
 // session reads a session name, sharing one string per distinct name (a
@@ -314,17 +317,21 @@ func (r *Reader) ops(t *Txn) error {
 	if err := lx.Expect('['); err != nil {
 		return err
 	}
-	// Ops are decoded into a reused buffer; the transaction gets an
-	// exact-size copy, or none if it aborted (the checker never looks at
-	// an aborted transaction's ops), once its status is known (see object).
-	ops := r.opBuf[:0]
+	// Ops are decoded into the free rest of the current chunk; object
+	// keeps them (keepOps) once the status is known, or not if the
+	// transaction aborted (the checker never looks at an aborted
+	// transaction's ops).
+	if len(r.opArena) < opChunk/8 {
+		r.opArena = make([]Op, opChunk)
+	}
+	ops := r.opArena[:0]
 	defer func() { r.opBuf = ops }()
 	for first := true; ; first = false {
 		more, err := lx.More(']', first)
 		if err != nil || !more {
 			return err
 		}
-		if o, ok := r.fastOp(); ok {
+		if o, ok := r.fastOp(t); ok {
 			ops = append(ops, o)
 			continue
 		}
@@ -377,14 +384,14 @@ func (r *Reader) ops(t *Txn) error {
 						}
 						r.skeys[ks] = ks
 					}
-					o.raw, o.kN = rawStr, int64(len(t.keyStrs))
+					o.raw, o.Key = rawStr, int32(len(t.keyStrs))
 					t.keyStrs = append(t.keyStrs, ks)
 				} else {
 					n, err := lx.Int64()
 					if err != nil {
 						return fmt.Errorf("ops[%d].k: %v", len(ops), err)
 					}
-					o.raw, o.kN = rawInt, n
+					setIntKey(t, &o, n)
 				}
 			case 'v':
 				if c, _ := lx.Peek(); c == '[' {
@@ -457,7 +464,7 @@ var fastOpOff bool
 // with no white space and integers of at most 18 digits. For anything else
 // it consumes nothing and reports false, and the general path decodes the
 // op; both give the same Op.
-func (r *Reader) fastOp() (Op, bool) {
+func (r *Reader) fastOp(t *Txn) (Op, bool) {
 	if fastOpOff {
 		return Op{}, false
 	}
@@ -514,12 +521,39 @@ func (r *Reader) fastOp() (Op, bool) {
 		if j-(i+2) < 2 || j+1 >= len(b) || b[j] != '"' || b[j+1] != ':' {
 			return Op{}, false
 		}
-		if _, j, ok = timekiller.FastInt(b, j+2); !ok {
+		if j, ok = skipInt(b, j+2); !ok {
 			return Op{}, false
 		}
 		i = j
 	}
-	o.raw, o.kN = rawInt, k
+	setIntKey(t, &o, k)
 	r.lx.Consume(i, 0)
 	return o, true
+}
+
+// setIntKey leaves integer key n in o, raw (see Op.raw).
+func setIntKey(t *Txn, o *Op, n int64) {
+	if n >= 0 && n <= math.MaxInt32 {
+		o.raw, o.Key = rawInt, int32(n)
+		return
+	}
+	o.raw, o.Key = rawBig, int32(len(t.keyInts))
+	t.keyInts = append(t.keyInts, n)
+}
+
+// skipInt accepts exactly what timekiller.FastInt accepts at b[i:] (an
+// optional minus, 1 to 18 digits, then a byte that is not a digit) without
+// computing the value, and returns the index after the digits.
+func skipInt(b []byte, i int) (int, bool) {
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	j := i
+	for j < len(b) && j-i < 18 && b[j] >= '0' && b[j] <= '9' {
+		j++
+	}
+	if j == i || j >= len(b) || (b[j] >= '0' && b[j] <= '9') {
+		return 0, false
+	}
+	return j, true
 }

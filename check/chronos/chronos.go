@@ -97,7 +97,6 @@ package chronos
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -330,23 +329,7 @@ func finish(r *check.Result, m string) {
 	for _, x := range append(n, a...) {
 		out[x] = true
 	}
-	r.Not, r.AlsoNot = nil, nil
-	for x := range out {
-		weakest := true
-		for y := range out {
-			if y != x && model.Implies(x, y) {
-				weakest = false
-				break
-			}
-		}
-		if weakest {
-			r.Not = append(r.Not, x)
-		} else {
-			r.AlsoNot = append(r.AlsoNot, x)
-		}
-	}
-	slices.Sort(r.Not)
-	slices.Sort(r.AlsoNot)
+	r.Not, r.AlsoNot = model.SplitWeakest(out)
 }
 
 // isSI reports whether m is judged by the start/commit (snapshot) replay.

@@ -63,6 +63,7 @@ type run struct {
 	gcRounds        int
 	maxVers         int
 	unchecked       int
+	otherOps        int // predicate reads and increments: not replayed
 	warnings        []string
 	realtimeUnknown string
 	undecided       int // reads of writes by unknown-outcome txns without timestamps
@@ -127,6 +128,7 @@ func (c *run) prepare() error {
 	if missing > 0 {
 		return errMissing{missing}
 	}
+	c.otherOps = other
 	if other > 0 {
 		c.warnings = append(c.warnings, fmt.Sprintf("%d predicate-read or increment ops are not checked by chronos", other))
 	}
@@ -414,12 +416,7 @@ func (c *run) capped(typ string) bool {
 }
 
 func (c *run) add(a check.Anomaly) {
-	a.Ops = map[int32]string{}
-	for _, t := range a.Txns {
-		if t >= 0 {
-			a.Ops[t] = c.h.TxnString(t)
-		}
-	}
+	a.Ops = check.TxnOps(c.h, a.Txns...)
 	c.anoms[a.Type] = append(c.anoms[a.Type], a)
 }
 
@@ -995,6 +992,17 @@ func (c *run) result(r *check.Result, m string) {
 		// Finish keeps Unknown unless a prohibited anomaly was found.
 		r.Verdict = check.Unknown
 		r.Reason = c.realtimeUnknown
+	}
+	if c.otherOps > 0 {
+		// What the replay found stands (dropping reads only drops
+		// constraints), but "valid" would vouch for reads it never looked at.
+		r.Verdict = check.Unknown
+		why := fmt.Sprintf("%d predicate-read or increment ops are not checked by chronos, so it cannot say valid (emme or enne check predicate reads)", c.otherOps)
+		if r.Reason != "" {
+			r.Reason += "; " + why
+		} else {
+			r.Reason = why
+		}
 	}
 	if c.undecided > 0 {
 		r.Verdict = check.Unknown

@@ -93,17 +93,6 @@ func (c *collector) into(r *check.Result) {
 	}
 }
 
-// opsOf renders each involved transaction for Anomaly.Ops.
-func opsOf(h *history.History, txns ...int32) map[int32]string {
-	m := make(map[int32]string, len(txns))
-	for _, t := range txns {
-		if t >= 0 && int(t) < len(h.Txns) {
-			m[t] = h.TxnString(t)
-		}
-	}
-	return m
-}
-
 // uniq returns txns without repeats, in first-seen order.
 func uniq(txns ...int32) []int32 {
 	out := make([]int32, 0, len(txns))

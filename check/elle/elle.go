@@ -288,7 +288,7 @@ func cycleStage(ctx context.Context, h *history.History, b *graph.Builder, p pla
 		col.add(c.Type, func() check.Anomaly {
 			steps, text := g.Explain(c, h, ex)
 			txns := c.Txns()
-			return check.Anomaly{Txns: txns, Cycle: steps, Explanation: text, Ops: opsOf(h, txns...)}
+			return check.Anomaly{Txns: txns, Cycle: steps, Explanation: text, Ops: check.TxnOps(h, txns...)}
 		})
 	}
 	for t, n := range atLeast {

@@ -91,3 +91,57 @@ func TestExternalHistories(t *testing.T) {
 		})
 	}
 }
+
+// TestElleCLIAnomalyHistories: the anomaly histories of elle-cli's test
+// suite (ligurio/elle-cli test/test-data, testdata/external/elle-cli) with
+// the anomaly types its expected results (<case>-result.json) list, checked
+// under elle-cli's default model (strict-serializable) and options; each is
+// invalid here too and reports Elle's types (txray may find more cycles of
+// the same history, e.g. a G-single-item-realtime beside the G2-item).
+func TestElleCLIAnomalyHistories(t *testing.T) {
+	cases := []struct {
+		file    string
+		checker check.Checker
+		params  map[string]string
+		elle    []string // the types elle-cli's expected result lists
+	}{
+		{"list-append-anomaly-g0-cycle.json", ListAppend{}, nil, []string{"G0"}},
+		{"list-append-anomaly-g1c-circular-information-flow.json", ListAppend{}, nil, []string{"G1c"}},
+		{"list-append-anomaly-g-single-item.json", ListAppend{}, nil, []string{"G-single-item"}},
+		{"list-append-anomaly-g1b-intermediate-read.json", ListAppend{}, nil, []string{"G-single-item-realtime"}},
+		// Elle also lists strong-snapshot-isolation-cycle-exists, its SCC
+		// fallback marker; txray names the cycles themselves.
+		{"list-append-anomaly-g2-item.json", ListAppend{}, nil, []string{"G2-item"}},
+		{"rw-register-anomaly-g-single-item.json", RWRegister{}, nil, []string{"G-single-item"}},
+		{"rw-register-anomaly-g1a-aborted-read.json", RWRegister{}, nil, []string{"G1a"}},
+		{"rw-register-anomaly-g1b-intermediate-read.json", RWRegister{}, nil, []string{"G1b"}},
+		{"rw-register-anomaly-lost-update.json", RWRegister{}, nil, []string{"lost-update"}},
+		{"rw-register-keys-linearizable-anomaly.json", RWRegister{}, map[string]string{"linearizable-keys": "true"}, []string{"cyclic-versions"}},
+	}
+	dir := filepath.Join("..", "..", "testdata", "external", "elle-cli")
+	for _, c := range cases {
+		t.Run(c.file, func(t *testing.T) {
+			f, err := os.Open(filepath.Join(dir, c.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			h, err := ellejson.Decode(f, history.DecodeOptions{Name: c.file})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := c.checker.Check(context.Background(), h, check.Options{Model: "strict-serializable", Params: c.params})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Verdict != check.Invalid {
+				t.Errorf("verdict %v (%q), want invalid as elle-cli", r.Verdict, r.Reason)
+			}
+			for _, ty := range c.elle {
+				if !slices.Contains(r.AnomalyTypes, ty) {
+					t.Errorf("types %v, want %s among them (elle-cli)", r.AnomalyTypes, ty)
+				}
+			}
+		})
+	}
+}

@@ -426,7 +426,7 @@ func laInternal(x *laIndex, col *collector) {
 						Key:  h.KeyName(o.Key),
 						Explanation: fmt.Sprintf("%s read key %s = %s (op %d), but %s, so that read should have returned %s: a transaction must observe its own earlier reads and appends (internal consistency)",
 							h.TxnName(ti32), h.KeyName(o.Key), h.ListString(l), j32, how, exp),
-						Ops: opsOf(h, ti32),
+						Ops: check.TxnOps(h, ti32),
 					}
 				})
 			case history.Append:
@@ -456,7 +456,7 @@ func laInternal(x *laIndex, col *collector) {
 						Key:  h.KeyName(o.Key),
 						Explanation: fmt.Sprintf("%s read key %s = %s (op %d), which contains %s, but %s appends %s to key %s only later (op %d): a transaction observed its own future write (future read)",
 							h.TxnName(ti32), h.KeyName(o.Key), h.ListString(l), r, h.ValueName(o.Value), h.TxnName(ti32), h.ValueName(o.Value), h.KeyName(o.Key), j32),
-						Ops: opsOf(h, ti32),
+						Ops: check.TxnOps(h, ti32),
 					}
 				})
 			}
@@ -888,7 +888,7 @@ func (p *laKeys) dupAnomaly(k int32, r opRef) check.Anomaly {
 		Key:  h.KeyName(k),
 		Explanation: fmt.Sprintf("%s read key %s = %s, in which %s; every element is appended once, so no list can hold it twice (duplicate elements)",
 			h.TxnName(r.t), h.KeyName(k), h.ListString(l), strings.Join(parts, ", ")),
-		Ops: opsOf(h, r.t),
+		Ops: check.TxnOps(h, r.t),
 	}
 }
 
@@ -900,7 +900,7 @@ func (p *laKeys) garbageAnomaly(k int32, r opRef, at int, v int32) check.Anomaly
 		Key:  h.KeyName(k),
 		Explanation: fmt.Sprintf("%s read key %s = %s, which contains %s, but no transaction in the history appended %s to key %s: the read returned a version nobody wrote (garbage version)",
 			h.TxnName(r.t), h.KeyName(k), listWindow(h, l, at, at), h.ValueName(v), h.ValueName(v), h.KeyName(k)),
-		Ops: opsOf(h, r.t),
+		Ops: check.TxnOps(h, r.t),
 	}
 }
 
@@ -918,7 +918,7 @@ func (p *laKeys) appendOrderAnomaly(k int32, r opRef, at int, w laApp) check.Ano
 		Key:  h.KeyName(k),
 		Explanation: fmt.Sprintf("%s appended %s to key %s, in that order, yet %s read key %s = %s, where %s does not directly follow %s's previous append to the key: the read does not show %s's appends in the order it made them, which no version order of the key explains",
 			h.TxnName(w.t), h.ListString(mine), h.KeyName(k), h.TxnName(r.t), h.KeyName(k), listWindow(h, l, at, at), h.ValueName(w.v), h.TxnName(w.t), h.TxnName(w.t)),
-		Ops: opsOf(h, w.t, r.t),
+		Ops: check.TxnOps(h, w.t, r.t),
 	}
 }
 
@@ -931,7 +931,7 @@ func (p *laKeys) g1aAnomaly(k int32, w, r opRef, e int32) check.Anomaly {
 		Key:  h.KeyName(k),
 		Explanation: fmt.Sprintf("%s appended %s to key %s and aborted, yet %s (committed) read key %s = %s, which contains %s: a committed transaction observed an aborted write (G1a, aborted read)",
 			h.TxnName(w.t), h.ValueName(e), h.KeyName(k), h.TxnName(r.t), h.KeyName(k), listWindow(h, l, i, i), h.ValueName(e)),
-		Ops: opsOf(h, w.t, r.t),
+		Ops: check.TxnOps(h, w.t, r.t),
 	}
 }
 
@@ -950,7 +950,7 @@ func (p *laKeys) g1bAnomaly(k int32, w, r opRef, e int32) check.Anomaly {
 		Key:  h.KeyName(k),
 		Explanation: fmt.Sprintf("%s read key %s = %s, which ends with %s; but %s appended %s and then %s to key %s in the same transaction, so %s read a state %s never committed (G1b, intermediate read)",
 			h.TxnName(r.t), h.KeyName(k), listTail(h, l), h.ValueName(e), h.TxnName(w.t), h.ValueName(e), valuesString(h, later), h.KeyName(k), h.TxnName(r.t), h.TxnName(w.t)),
-		Ops: opsOf(h, w.t, r.t),
+		Ops: check.TxnOps(h, w.t, r.t),
 	}
 }
 
@@ -976,7 +976,7 @@ func (p *laKeys) incompatAnomaly(k int32, bad, long opRef, n int) check.Anomaly 
 		Key:  h.KeyName(k),
 		Explanation: fmt.Sprintf("%s read key %s = %s and %s read key %s = %s; the first is not a prefix of the second (%s), so no single order of appends to key %s explains both reads (incompatible order)%s",
 			h.TxnName(bad.t), h.KeyName(k), listWindow(h, a, i, i), h.TxnName(long.t), h.KeyName(k), listWindow(h, b, i, i), why, h.KeyName(k), more),
-		Ops: opsOf(h, bad.t, long.t),
+		Ops: check.TxnOps(h, bad.t, long.t),
 	}
 }
 
@@ -990,7 +990,7 @@ func (p *laKeys) dirtyAnomaly(k, ta, tb int32, vs []int32) check.Anomaly {
 		Explanation: fmt.Sprintf("%s appended %s to key %s and aborted, yet %s read key %s = %s, in which %s's committed append of %s comes after it: %s committed a write on top of an aborted one (dirty update, values %s)",
 			h.TxnName(ta), h.ValueName(vs[0]), h.KeyName(k), h.TxnName(lr.t), h.KeyName(k), listWindow(h, l, slices.Index(l, vs[0]), slices.Index(l, vs[len(vs)-1])),
 			h.TxnName(tb), h.ValueName(vs[len(vs)-1]), h.TxnName(tb), h.ListString(vs)),
-		Ops: opsOf(h, ta, tb, lr.t),
+		Ops: check.TxnOps(h, ta, tb, lr.t),
 	}
 }
 
@@ -1015,7 +1015,7 @@ func (p *laKeys) lostAnomaly(k int32, group []opRef) check.Anomaly {
 		Key:  h.KeyName(k),
 		Explanation: fmt.Sprintf("%d committed transactions read key %s = %s and then appended to it (%s); each wrote on top of the same version without seeing the others' appends, so at most one of those updates can be based on the state it read (lost update)",
 			len(group), h.KeyName(k), listTail(h, l), strings.Join(parts, "; ")),
-		Ops: opsOf(h, txns...),
+		Ops: check.TxnOps(h, txns...),
 	}
 }
 

@@ -248,7 +248,7 @@ func rwInternalAnomaly(h *history.History, t, j, src, exp int32) check.Anomaly {
 		Key:  h.KeyName(o.Key),
 		Explanation: fmt.Sprintf("%s read key %s = %s (op %d), but it %s %s = %s earlier (op %d), so that read should have returned %s: a transaction must observe its own earlier reads and writes (internal consistency)",
 			h.TxnName(t), h.KeyName(o.Key), h.ValueName(o.Value), j, how, h.KeyName(o.Key), h.ValueName(exp), src, h.ValueName(exp)),
-		Ops: opsOf(h, t),
+		Ops: check.TxnOps(h, t),
 	}
 }
 
@@ -752,8 +752,9 @@ func (p *rwKeys) linearizableEdges(k int32, g *vgraph, touches []touch) []vEdge 
 	return out
 }
 
-// vSCCs returns the nontrivial SCCs (node lists) of a version graph over
-// nodes 0..n-1 (iterative Tarjan).
+// vSCCs returns the nontrivial SCCs of a version graph over nodes
+// 0..n-1, each as its sorted node list, ordered by first node
+// (graph.CSRComponents, after a quick acyclicity test).
 func vSCCs(n int, edges []vEdge) [][]int32 {
 	off := make([]int32, n+1)
 	for _, e := range edges {
@@ -790,65 +791,15 @@ func vSCCs(n int, edges []vEdge) [][]int32 {
 	if len(queue) == n {
 		return nil
 	}
-	index := make([]int32, n)
-	low := make([]int32, n)
-	onStack := make([]bool, n)
-	for i := range index {
-		index[i] = -1
+	comp, ncomp := graph.CSRComponents(off, adj, nil)
+	members := make([][]int32, ncomp)
+	for v, c := range comp {
+		members[c] = append(members[c], int32(v)) // ascending
 	}
-	var stack, out []int32
 	var sccs [][]int32
-	type frame struct{ v, i int32 }
-	var call []frame
-	next := int32(0)
-	for s := int32(0); int(s) < n; s++ {
-		if index[s] >= 0 {
-			continue
-		}
-		call = append(call, frame{s, off[s]})
-		index[s], low[s] = next, next
-		next++
-		stack = append(stack, s)
-		onStack[s] = true
-		for len(call) > 0 {
-			fr := &call[len(call)-1]
-			v := fr.v
-			if fr.i < off[v+1] {
-				w := adj[fr.i]
-				fr.i++
-				if index[w] < 0 {
-					index[w], low[w] = next, next
-					next++
-					stack = append(stack, w)
-					onStack[w] = true
-					call = append(call, frame{w, off[w]})
-				} else if onStack[w] {
-					low[v] = min(low[v], index[w])
-				}
-				continue
-			}
-			call = call[:len(call)-1]
-			if len(call) > 0 {
-				u := call[len(call)-1].v
-				low[u] = min(low[u], low[v])
-			}
-			if low[v] == index[v] {
-				out = out[:0]
-				for {
-					w := stack[len(stack)-1]
-					stack = stack[:len(stack)-1]
-					onStack[w] = false
-					out = append(out, w)
-					if w == v {
-						break
-					}
-				}
-				if len(out) > 1 {
-					c := slices.Clone(out)
-					slices.Sort(c)
-					sccs = append(sccs, c)
-				}
-			}
+	for _, m := range members {
+		if len(m) > 1 {
+			sccs = append(sccs, m)
 		}
 	}
 	slices.SortFunc(sccs, func(a, b []int32) int { return cmp.Compare(a[0], b[0]) })
@@ -917,7 +868,7 @@ func (p *rwKeys) cyclicAnomaly(k int32, g *vgraph, edges []vEdge, scc []int32, s
 	}
 	b.WriteString("\nso no total version order of key " + h.KeyName(k) + " exists (cyclic versions)")
 	txns = uniq(txns...)
-	return check.Anomaly{Txns: txns, Key: h.KeyName(k), Explanation: b.String(), Ops: opsOf(h, txns...)}
+	return check.Anomaly{Txns: txns, Key: h.KeyName(k), Explanation: b.String(), Ops: check.TxnOps(h, txns...)}
 }
 
 // versionWhy explains one version edge (values, not nodes).
@@ -966,7 +917,7 @@ func (p *rwKeys) g1aAnomaly(k int32, w, r opRef) check.Anomaly {
 		Key:  h.KeyName(k),
 		Explanation: fmt.Sprintf("%s wrote key %s = %s and aborted, yet %s (committed) read key %s = %s: a committed transaction observed an aborted write (G1a, aborted read)",
 			h.TxnName(w.t), h.KeyName(k), h.ValueName(v), h.TxnName(r.t), h.KeyName(k), h.ValueName(v)),
-		Ops: opsOf(h, w.t, r.t),
+		Ops: check.TxnOps(h, w.t, r.t),
 	}
 }
 
@@ -985,7 +936,7 @@ func (p *rwKeys) g1bAnomaly(k int32, w, r opRef) check.Anomaly {
 		Key:  h.KeyName(k),
 		Explanation: fmt.Sprintf("%s read key %s = %s, but %s wrote %s and then %s to key %s in the same transaction, so %s read a state %s never committed (G1b, intermediate read)",
 			h.TxnName(r.t), h.KeyName(k), h.ValueName(v), h.TxnName(w.t), h.ValueName(v), valuesString(h, later), h.KeyName(k), h.TxnName(r.t), h.TxnName(w.t)),
-		Ops: opsOf(h, w.t, r.t),
+		Ops: check.TxnOps(h, w.t, r.t),
 	}
 }
 
@@ -1010,7 +961,7 @@ func (p *rwKeys) lostAnomaly(k int32, group []opRef) check.Anomaly {
 		Key:  h.KeyName(k),
 		Explanation: fmt.Sprintf("%d committed transactions read key %s = %s and then wrote it (%s); each overwrote the same version without seeing the others' writes, so at most one of those updates can be based on the state it read (lost update)",
 			len(group), h.KeyName(k), h.ValueName(v), strings.Join(parts, "; ")),
-		Ops: opsOf(h, txns...),
+		Ops: check.TxnOps(h, txns...),
 	}
 }
 

@@ -260,21 +260,7 @@ func (d *deps) cycles(ctx context.Context, r *check.Result, stop int) error {
 			if cyc == nil {
 				continue
 			}
-			typ := d.classify(cyc)
-			key := cycleKey(d, cyc)
-			if seenCycle[key] {
-				continue
-			}
-			seenCycle[key] = true
-			if perType[typ] >= d.opts.MaxPerType() {
-				if r.Truncated == nil {
-					r.Truncated = map[string]int{}
-				}
-				r.Truncated[typ]++
-				continue
-			}
-			perType[typ]++
-			r.Anomalies = append(r.Anomalies, d.cycleAnomaly(typ, cyc))
+			d.listCycle(cyc, seenCycle, perType, r)
 		}
 		if st.name == "all" {
 			d.predicateCycles(g, comp, size, seenCycle, perType, r)
@@ -306,23 +292,29 @@ func (d *deps) predicateCycles(g *csr, comp, size []int32, seenCycle map[string]
 		if path == nil {
 			continue
 		}
-		cyc := append([]int32{int32(ei)}, path...)
-		key := cycleKey(d, cyc)
-		if seenCycle[key] {
-			continue
-		}
-		seenCycle[key] = true
-		typ := d.classify(cyc)
-		if perType[typ] >= d.opts.MaxPerType() {
-			if r.Truncated == nil {
-				r.Truncated = map[string]int{}
-			}
-			r.Truncated[typ]++
-			continue
-		}
-		perType[typ]++
-		r.Anomalies = append(r.Anomalies, d.cycleAnomaly(typ, cyc))
+		d.listCycle(append([]int32{int32(ei)}, path...), seenCycle, perType, r)
 	}
+}
+
+// listCycle lists the cycle cyc (edge indices) in r as an anomaly of its
+// type, once per distinct cycle (seen, by cycleKey); past MaxPerType
+// cycles of a type it only counts it (r.Truncated).
+func (d *deps) listCycle(cyc []int32, seen map[string]bool, perType map[string]int, r *check.Result) {
+	key := cycleKey(d, cyc)
+	if seen[key] {
+		return
+	}
+	seen[key] = true
+	typ := d.classify(cyc)
+	if perType[typ] >= d.opts.MaxPerType() {
+		if r.Truncated == nil {
+			r.Truncated = map[string]int{}
+		}
+		r.Truncated[typ]++
+		return
+	}
+	perType[typ]++
+	r.Anomalies = append(r.Anomalies, d.cycleAnomaly(typ, cyc))
 }
 
 // path returns the edge indices of a shortest path from s to t inside

@@ -1,6 +1,7 @@
 package emme
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
@@ -122,12 +123,9 @@ func (d *deps) add(from, to int32, kind uint8, op, key, v1, v2, vs int32) {
 }
 
 func (d *deps) anomaly(typ string, txns []int32, key int32, expl string) {
-	a := check.Anomaly{Type: typ, Txns: txns, Explanation: expl, Ops: map[int32]string{}}
+	a := check.Anomaly{Type: typ, Txns: txns, Explanation: expl, Ops: check.TxnOps(d.h, txns...)}
 	if key >= 0 {
 		a.Key = d.h.KeyName(key)
-	}
-	for _, t := range txns {
-		a.Ops[t] = d.h.TxnString(t)
 	}
 	d.anoms = append(d.anoms, a)
 }
@@ -170,17 +168,6 @@ func build(h *history.History, opts check.Options) *deps {
 	return d
 }
 
-// final reports whether op j of t is t's last write (or delete) of its key.
-func final(t *history.Txn, j int) bool {
-	k := t.Ops[j].Key
-	for x := j + 1; x < len(t.Ops); x++ {
-		if t.Ops[x].Kind.IsWrite() && t.Ops[x].Key == k {
-			return false
-		}
-	}
-	return true
-}
-
 // certificate validates the version order against the writes: every
 // version must be the final write of one transaction that did not abort,
 // and every committed transaction's final writes must be in it. What does
@@ -214,7 +201,7 @@ func (d *deps) certificate() {
 					h.TxnName(ws[0].txn), h.TxnName(ws[1].txn), h.ValueName(v), h.KeyName(k))
 			case h.Txns[ws[0].txn].Status == history.Aborted:
 				d.reason("the version order of key %s lists %s, written by aborted %s", h.KeyName(k), h.ValueName(v), h.TxnName(ws[0].txn))
-			case !final(&h.Txns[ws[0].txn], int(ws[0].op)):
+			case !h.Txns[ws[0].txn].FinalWrite(int(ws[0].op)):
 				d.reason("the version order of key %s lists %s, an intermediate write of %s", h.KeyName(k), h.ValueName(v), h.TxnName(ws[0].txn))
 			default:
 				kv.writers[p] = ws[0].txn
@@ -235,7 +222,7 @@ func (d *deps) certificate() {
 		}
 		for j := range t.Ops {
 			o := &t.Ops[j]
-			if !o.Kind.IsWrite() || o.Value == history.NoValue || !final(t, j) {
+			if !o.Kind.IsWrite() || o.Value == history.NoValue || !t.FinalWrite(j) {
 				continue
 			}
 			if _, ok := d.pos[pack(o.Key, o.Value)]; !ok {
@@ -251,7 +238,7 @@ func (d *deps) certificate() {
 			d.intKeys = append(d.intKeys, intKey{s.I, k})
 		}
 	}
-	slices.SortFunc(d.intKeys, func(a, b intKey) int { return cmpI(a.k, b.k) })
+	slices.SortFunc(d.intKeys, func(a, b intKey) int { return cmp.Compare(a.k, b.k) })
 	slices.Sort(d.strKeys)
 }
 
@@ -278,16 +265,6 @@ func (d *deps) versionName(k, v int32) string {
 		return d.h.ValueName(v) + " (deleted)"
 	}
 	return d.h.ValueName(v)
-}
-
-func cmpI(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // ww adds a write dependency between consecutive versions of every key.
@@ -371,7 +348,7 @@ func (d *deps) classifyRead(t int32, j int, k, v int32, what string) (int32, boo
 			h.TxnName(t), what, opRef(j), h.KeyName(k), h.ValueName(v), h.TxnName(w.txn)))
 		return 0, false
 	}
-	if !final(wt, int(w.op)) {
+	if !wt.FinalWrite(int(w.op)) {
 		d.anomaly(model.G1b, []int32{t, w.txn}, k, fmt.Sprintf("%s %s %s of key %s = %s, an intermediate write of %s, which later wrote key %s again (intermediate read, Adya G1b)",
 			h.TxnName(t), what, opRef(j), h.KeyName(k), h.ValueName(v), h.TxnName(w.txn), h.KeyName(k)))
 		return 0, false
@@ -684,7 +661,7 @@ func (d *deps) predRead(t int32, j int, p *history.Predicate) {
 		return
 	}
 	for _, iv := range c.rs {
-		lo, _ := slices.BinarySearchFunc(d.intKeys, iv.Lo, func(a intKey, x int64) int { return cmpI(a.k, x) })
+		lo, _ := slices.BinarySearchFunc(d.intKeys, iv.Lo, func(a intKey, x int64) int { return cmp.Compare(a.k, x) })
 		for x := lo; x < len(d.intKeys) && d.intKeys[x].k <= iv.Hi; x++ {
 			visit(d.intKeys[x].id)
 		}

@@ -36,7 +36,8 @@
 // saw (Evidence.TombstoneReads: nil is then the initial version).
 //
 // Version sets come from history.Predicate.VersionSet when the source
-// recorded one (the recorder, from PostgreSQL snapshots). Otherwise they
+// recorded one (the recorder, from PostgreSQL snapshots and MariaDB
+// snapshot markers and commit positions, docs/recorder.md). Otherwise they
 // are inferred from the rows returned: a returned row's version is the one
 // returned; a row not returned was read at a version that does not match.
 // When those non-matching versions all lie between the same two changes of
@@ -197,18 +198,7 @@ func (Checker) Check(ctx context.Context, h *history.History, opts check.Options
 	if err := d.cycles(ctx, r, stop); err != nil {
 		return nil, err
 	}
-	perType := map[string]int{}
-	for _, a := range d.anoms {
-		if perType[a.Type] >= opts.MaxPerType() {
-			if r.Truncated == nil {
-				r.Truncated = map[string]int{}
-			}
-			r.Truncated[a.Type]++
-			continue
-		}
-		perType[a.Type]++
-		r.Anomalies = append(r.Anomalies, a)
-	}
+	r.ListCapped(d.anoms, opts.MaxPerType())
 	if len(d.reasons) > 0 {
 		r.Verdict = check.Unknown
 		r.Reason = "the certificate does not decide everything: " + strings.Join(d.reasons, "; ")

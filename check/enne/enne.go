@@ -64,7 +64,6 @@ package enne
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/txray/txray/check"
@@ -179,18 +178,7 @@ func (Checker) Check(ctx context.Context, h *history.History, opts check.Options
 	if err := s.Run(ctx); err != nil {
 		return nil, err
 	}
-	perType := map[string]int{}
-	for _, a := range s.Anomalies {
-		if perType[a.Type] >= opts.MaxPerType() {
-			if r.Truncated == nil {
-				r.Truncated = map[string]int{}
-			}
-			r.Truncated[a.Type]++
-			continue
-		}
-		perType[a.Type]++
-		r.Anomalies = append(r.Anomalies, a)
-	}
+	r.ListCapped(s.Anomalies, opts.MaxPerType())
 	if len(s.Reasons) > 0 {
 		r.Verdict = check.Unknown
 		r.Reason = strings.Join(s.Reasons, "; ")
@@ -239,21 +227,5 @@ func finish(r *check.Result) {
 			not[m] = true
 		}
 	}
-	r.Not, r.AlsoNot = nil, nil
-	for x := range not {
-		weakest := true
-		for y := range not {
-			if y != x && model.Implies(x, y) {
-				weakest = false
-				break
-			}
-		}
-		if weakest {
-			r.Not = append(r.Not, x)
-		} else {
-			r.AlsoNot = append(r.AlsoNot, x)
-		}
-	}
-	sort.Strings(r.Not)
-	sort.Strings(r.AlsoNot)
+	r.Not, r.AlsoNot = model.SplitWeakest(not)
 }

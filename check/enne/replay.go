@@ -1,6 +1,7 @@
 package enne
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -130,7 +131,7 @@ func (s *Replay) Run(ctx context.Context) error {
 	if len(s.Reasons) > 0 {
 		return nil
 	}
-	slices.SortFunc(s.intKeys, func(a, b intKey) int { return cmpI(a.k, b.k) })
+	slices.SortFunc(s.intKeys, func(a, b intKey) int { return cmp.Compare(a.k, b.k) })
 	slices.Sort(s.strKeys)
 	s.order = serial.Order(h, func(i int32, _ *history.Txn) bool { return place[i] },
 		func(t *history.Txn) history.Timestamp { ts, _ := s.ts(t); return ts })
@@ -145,16 +146,6 @@ func (s *Replay) Run(ctx context.Context) error {
 		s.floating(t)
 	}
 	return nil
-}
-
-func cmpI(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // isDead reports whether (k, v) is a deleted version (a Delete's tombstone).
@@ -273,7 +264,7 @@ func (s *Replay) installer(k, v int32) int32 {
 		return -1
 	}
 	r, ok := s.writes[pack(k, v)]
-	if ok && s.dups[pack(k, v)] == 0 && s.pos[r.txn] >= 0 && final(&s.h.Txns[r.txn], int(r.op)) {
+	if ok && s.dups[pack(k, v)] == 0 && s.pos[r.txn] >= 0 && s.h.Txns[r.txn].FinalWrite(int(r.op)) {
 		return r.txn
 	}
 	return -1
@@ -312,7 +303,7 @@ func (s *Replay) impossible(k, v int32) (typ, expl string, other []int32, ok boo
 	switch {
 	case wt.Status == history.Aborted:
 		return model.G1a, fmt.Sprintf("written by %s, which aborted (aborted read, Adya G1a)", h.TxnName(w.txn)), []int32{w.txn}, true
-	case !final(wt, int(w.op)):
+	case !wt.FinalWrite(int(w.op)):
 		return model.G1b, fmt.Sprintf("an intermediate write of %s, which wrote %s again later (intermediate read, Adya G1b)", h.TxnName(w.txn), h.KeyName(k)), []int32{w.txn}, true
 	case s.pos[w.txn] < 0:
 		return "", fmt.Sprintf("written by %s, whose outcome is unknown and which has no %s timestamp", h.TxnName(w.txn), s.by), nil, true
@@ -320,24 +311,10 @@ func (s *Replay) impossible(k, v int32) (typ, expl string, other []int32, ok boo
 	return "", "", nil, false
 }
 
-// final reports whether op j of t is t's last write (or delete) of its key.
-func final(t *history.Txn, j int) bool {
-	k := t.Ops[j].Key
-	for x := j + 1; x < len(t.Ops); x++ {
-		if t.Ops[x].Kind.IsWrite() && t.Ops[x].Key == k {
-			return false
-		}
-	}
-	return true
-}
-
 func (s *Replay) add(typ string, txns []int32, k int32, expl string) {
-	a := check.Anomaly{Type: typ, Txns: txns, Explanation: expl, Ops: map[int32]string{}}
+	a := check.Anomaly{Type: typ, Txns: txns, Explanation: expl, Ops: check.TxnOps(s.h, txns...)}
 	if k >= 0 {
 		a.Key = s.h.KeyName(k)
-	}
-	for _, t := range txns {
-		a.Ops[t] = s.h.TxnString(t)
 	}
 	s.Anomalies = append(s.Anomalies, a)
 }
@@ -376,7 +353,7 @@ func (s *Replay) regionKeys(p *pred, f func(k int32) bool) {
 		return
 	}
 	for _, iv := range p.rs {
-		lo, _ := slices.BinarySearchFunc(s.intKeys, iv.Lo, func(a intKey, x int64) int { return cmpI(a.k, x) })
+		lo, _ := slices.BinarySearchFunc(s.intKeys, iv.Lo, func(a intKey, x int64) int { return cmp.Compare(a.k, x) })
 		for x := lo; x < len(s.intKeys) && s.intKeys[x].k <= iv.Hi; x++ {
 			if !f(s.intKeys[x].id) {
 				return
@@ -418,7 +395,7 @@ func (s *Replay) expectedRows(t int32, j int, pr *history.Predicate, value func(
 		}
 		return true
 	})
-	slices.SortFunc(rows, func(a, b history.Row) int { return cmpI(int64(a.Key), int64(b.Key)) })
+	slices.SortFunc(rows, func(a, b history.Row) int { return cmp.Compare(a.Key, b.Key) })
 	s.rowsBuf = rows
 	return rows, ok
 }
@@ -429,7 +406,7 @@ func (s *Replay) sameRows(got, exp []history.Row) bool {
 		return false
 	}
 	g := append(s.cmpBuf[:0], got...)
-	slices.SortFunc(g, func(a, b history.Row) int { return cmpI(int64(a.Key), int64(b.Key)) })
+	slices.SortFunc(g, func(a, b history.Row) int { return cmp.Compare(a.Key, b.Key) })
 	s.cmpBuf = g
 	return slices.Equal(g, exp)
 }

@@ -103,6 +103,9 @@ type txn struct {
 	pivotDone  bool
 	ssiOpen    bool // an open SSI structure with this pivot was counted
 	mark       uint32
+	// epoch is the key recycling epoch when the transaction was added
+	// (recycler.stale).
+	epoch uint32
 	// floating: the transaction has no client interval (addFloating).
 	floating bool
 	// readOnly: the transaction has no write (SSI's read-only

@@ -58,6 +58,7 @@ const (
 	slotHasInit                     // keyState.hasInit
 	slotForgotten                   // keyState.forgotten
 	slotEarlier                     // writer.earlier, in engine.earlier
+	slotSeen                        // the key had state (key recycling: its first access was checked against the filter)
 )
 
 // KeySlotBytes is what the online verifier keeps per settled key (the
@@ -122,6 +123,11 @@ func (e *engine) forget() {
 			e.forgot = append(e.forgot, nil)
 		}
 		e.forgot[c] = had
+		if e.rc != nil {
+			// Give the ids back once nothing names them and the key
+			// table needs them (recycle.go).
+			e.rc.waiting = append(e.rc.waiting, c)
+		}
 		e.slots[c] = nil
 		e.liveChunks--
 		if c == e.forgetFrom {
@@ -165,6 +171,11 @@ func (e *engine) warm(k int32, s *keySlot) {
 	}
 	if s.flags != 0 {
 		e.stats.warmed++
+	} else if e.suspect(k) {
+		// A key first seen whose name may be a forgotten key's
+		// (recycle.go): its earlier versions are unknown.
+		s.flags = slotForgotten | slotDropped
+		e.stats.suspectKeys++
 	}
 	ks.dropped = s.flags&slotDropped != 0
 	ks.forgotten = s.flags&slotForgotten != 0
@@ -205,6 +216,9 @@ func (e *engine) cool(k int32, ks *keyState) bool {
 		return false
 	}
 	var c keySlot
+	if e.rc != nil {
+		c.flags |= slotSeen
+	}
 	if ks.dropped {
 		c.flags |= slotDropped
 	}

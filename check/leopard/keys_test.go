@@ -147,22 +147,25 @@ func TestSpillRoundTrip(t *testing.T) {
 	defer s.close()
 	var offs []int64
 	for i := range txns {
-		off, ok := s.put(&txns[i])
+		off, ok := s.put(&txns[i], uint32(i))
 		if !ok {
 			t.Fatalf("put: %v", s.err)
 		}
 		offs = append(offs, off)
 	}
 	for i := range txns {
-		got, err := s.get(offs[i])
+		got, ep, err := s.get(offs[i])
 		if err != nil {
 			t.Fatal(err)
+		}
+		if ep != uint32(i) {
+			t.Errorf("record %d: epoch %d", i, ep)
 		}
 		if want := &txns[i]; !reflect.DeepEqual(got, want) {
 			t.Errorf("record %d:\n got %+v\nwant %+v", i, got, want)
 		}
 	}
-	if _, err := s.get(s.off + 5); err == nil {
+	if _, _, err := s.get(s.off + 5); err == nil {
 		t.Error("reading a bad offset did not fail")
 	}
 	if _, err := decodeTxn([]byte{0x80}); err == nil {

@@ -488,6 +488,10 @@ func (e *engine) result(cfg Config) *check.Result {
 	}
 	if e.stats.txns == 0 && r.Verdict == check.Valid {
 		r.Verdict, r.Reason = check.Unknown, "no transaction was verified"
+	} else if e.stats.mayCommit == 0 && r.Verdict == check.Valid {
+		// Online (txray watch) too: aborted transactions' reads were
+		// verified, but no committed transaction was seen.
+		r.Verdict, r.Reason = check.Unknown, "no committed transaction was verified (every transaction aborted)"
 	}
 	if e.stats.lateTxns > 0 {
 		r.Stats["late_txns"] = e.stats.lateTxns
@@ -502,10 +506,31 @@ func (e *engine) result(cfg Config) *check.Result {
 	if e.stats.forgottenKeys > 0 {
 		r.Stats["forgotten_keys"] = e.stats.forgottenKeys
 	}
+	if e.rc != nil && e.rc.released > 0 {
+		r.Stats["recycled_key_chunks"] = e.rc.released
+	}
+	if e.stats.suspectKeys > 0 {
+		r.Stats["suspect_keys"] = e.stats.suspectKeys
+	}
+	if e.stats.forgottenSessions > 0 {
+		r.Stats["forgotten_sessions"] = e.stats.forgottenSessions
+	}
+	if sp := e.spill; sp != nil && sp.records > 0 {
+		r.Stats["spill_bytes_peak"] = sp.peak
+		if sp.dropped > 0 {
+			r.Stats["spill_dropped_records"] = sp.dropped
+		}
+	}
+	if n := rep.spillDropped; n > 0 {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("%d explanations name collected transactions whose records were dropped to keep the spill file within its limit (--spill-limit); they name them by index only", n))
+	}
 	if n := e.stats.forgottenReads; n > 0 {
 		r.Stats["forgotten_reads"] = n
 		why := fmt.Sprintf("%d reads (the first of key %s) were not checked: the state of %d keys was discarded to stay within the key bound (%d keys; txray watch: half of --memory-limit)",
-			n, e.rep.key(e.stats.forgottenFirst), e.stats.forgottenKeys, e.maxChunks*keyChunk)
+			n, e.stats.forgottenFirst, e.stats.forgottenKeys, e.maxChunks*keyChunk)
+		if e.stats.suspectKeys > 0 {
+			why += fmt.Sprintf("; %d keys first seen after key ids were recycled may be forgotten keys coming back (a filter of forgotten names, which may also hold new keys' names, says so), so their reads count too", e.stats.suspectKeys)
+		}
 		if r.Verdict == check.Valid {
 			r.Verdict, r.Reason = check.Unknown, why
 		} else {

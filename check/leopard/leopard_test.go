@@ -41,44 +41,50 @@ func build(t testing.TB, specs ...spec) *history.History {
 	h.Evidence.OpTime, h.Evidence.ClientTime, h.Evidence.Sessions = true, true, true
 	seq := map[int32]int32{}
 	for _, s := range specs {
-		ht := history.Txn{Session: h.Sessions.Int(int64(s.sess)), Seq: seq[s.sess], Status: s.status, HasTime: true,
-			Invoke: s.invoke, Complete: s.comp, ID: "c" + strconv.Itoa(int(s.sess)) + "-" + strconv.Itoa(int(seq[s.sess]))}
-		seq[s.sess]++
-		for _, o := range s.ops {
-			f := strings.Fields(o)
-			if len(f) != 5 {
-				t.Fatalf("bad op %q", o)
-			}
-			k, _ := history.ParseKind(f[0])
-			op := history.Op{Kind: k, Key: h.Keys.Str(f[1]), Value: history.NoValue, HasTime: true}
-			switch {
-			case strings.HasPrefix(f[2], "["):
-				// A list read: [1,2,3] or [].
-				ht.SetList(&op, nil)
-				for _, e := range strings.Split(strings.Trim(f[2], "[]"), ",") {
-					if e != "" {
-						n, _ := strconv.ParseInt(e, 10, 64)
-						ht.ExtendList(&op, h.Values.Int(n))
-					}
-				}
-			case f[2] != "nil":
-				n, _ := strconv.ParseInt(f[2], 10, 64)
-				op.Value = h.Values.Int(n)
-			}
-			inv, _ := strconv.ParseInt(f[3], 10, 64)
-			com, _ := strconv.ParseInt(f[4], 10, 64)
-			op.HasTime = false
-			ht.Ops = append(ht.Ops, op)
-			if !s.noTime {
-				ht.SetOpTime(len(ht.Ops)-1, inv, com)
-			}
-		}
-		if s.noTime {
-			ht.HasTime, ht.Invoke, ht.Complete = false, 0, 0
-		}
-		h.Add(ht)
+		h.Add(specTxn(t, h, seq, s))
 	}
 	return h
+}
+
+// specTxn builds the transaction of s, interning its session, keys and
+// values into h (seq numbers the sessions' transactions).
+func specTxn(t testing.TB, h *history.History, seq map[int32]int32, s spec) history.Txn {
+	ht := history.Txn{Session: h.Sessions.Int(int64(s.sess)), Seq: seq[s.sess], Status: s.status, HasTime: true,
+		Invoke: s.invoke, Complete: s.comp, ID: "c" + strconv.Itoa(int(s.sess)) + "-" + strconv.Itoa(int(seq[s.sess]))}
+	seq[s.sess]++
+	for _, o := range s.ops {
+		f := strings.Fields(o)
+		if len(f) != 5 {
+			t.Fatalf("bad op %q", o)
+		}
+		k, _ := history.ParseKind(f[0])
+		op := history.Op{Kind: k, Key: h.Keys.Str(f[1]), Value: history.NoValue, HasTime: true}
+		switch {
+		case strings.HasPrefix(f[2], "["):
+			// A list read: [1,2,3] or [].
+			ht.SetList(&op, nil)
+			for _, e := range strings.Split(strings.Trim(f[2], "[]"), ",") {
+				if e != "" {
+					n, _ := strconv.ParseInt(e, 10, 64)
+					ht.ExtendList(&op, h.Values.Int(n))
+				}
+			}
+		case f[2] != "nil":
+			n, _ := strconv.ParseInt(f[2], 10, 64)
+			op.Value = h.Values.Int(n)
+		}
+		inv, _ := strconv.ParseInt(f[3], 10, 64)
+		com, _ := strconv.ParseInt(f[4], 10, 64)
+		op.HasTime = false
+		ht.Ops = append(ht.Ops, op)
+		if !s.noTime {
+			ht.SetOpTime(len(ht.Ops)-1, inv, com)
+		}
+	}
+	if s.noTime {
+		ht.HasTime, ht.Invoke, ht.Complete = false, 0, 0
+	}
+	return ht
 }
 
 func run(t testing.TB, h *history.History, m string) *check.Result {

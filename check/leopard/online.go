@@ -36,6 +36,30 @@ type OnlineOptions struct {
 	// was found: never valid on evidence that was thrown away). Each
 	// retained settled key costs KeySlotBytes.
 	MaxKeys int
+	// RecycleKeys (with MaxKeys and a Keys interner made by
+	// history.NewRecyclingInterner, which must be the one the caller
+	// interns keys with): once Keys holds more than KeyTableIds × MaxKeys
+	// ids, the ids of the oldest forgotten keys are released in it (when
+	// nothing names them), so the interner is bounded too. A released key
+	// that comes back is recognised by a fixed-size filter of forgotten
+	// names (8 bytes per MaxKeys; false positives make new
+	// keys count as forgotten: unknown reads, never a false verdict). See
+	// recycle.go.
+	RecycleKeys bool
+	// ForgetSessions (with Window): a session idle past the window (its
+	// traces all dispatched, its last one behind the frontier) is
+	// forgotten, so the state per session is bounded by the sessions
+	// active within the window; one that returns is verified as a new
+	// session, which gives the same result (engine.forgetIdle).
+	// OnForgetSession, if set, is told each session forgotten (the caller
+	// may release its id).
+	ForgetSessions  bool
+	OnForgetSession func(session int32)
+	// SpillLimit bounds the spill file of explanation records, in bytes
+	// (0 = no bound): beyond it the oldest records are dropped, half the
+	// limit at a time, and an explanation naming such a transaction names
+	// it by index only and says so (verdicts never use these records).
+	SpillLimit int64
 }
 
 // Online is the streaming verifier (Leopard §V online mode): transactions
@@ -44,7 +68,8 @@ type OnlineOptions struct {
 // state no future transaction can need is collected, so memory stays flat
 // but for per-key state: every key written keeps its last version, in a
 // 64-byte record once settled (keys.go; bounded by OnlineOptions.MaxKeys),
-// and key and value ids must be stable for the verifier's lifetime. The
+// and key and value ids must be stable for the verifier's lifetime (but for
+// the key ids the verifier itself releases, OnlineOptions.RecycleKeys). The
 // records of collected transactions, for explanations only, go to an
 // unlinked temporary file (spill.go), closed by Flush. A session that stops sending holds
 // the watermark back: call EndSession, or Advance with a time bound. Not
@@ -75,10 +100,15 @@ func newOnline(c Config, opts OnlineOptions) *Online {
 	e := newEngine(c.mechs(opts.InitialUnknown), rep)
 	e.window = opts.Window
 	e.compact = true
-	e.spill = &spillLog{}
+	e.spill = &spillLog{limit: opts.SpillLimit}
 	if opts.MaxKeys > 0 {
 		e.maxChunks = max(1, (opts.MaxKeys+keyChunk-1)/keyChunk)
+		if opts.RecycleKeys && opts.Keys != nil && opts.Keys.Recycling() {
+			e.rc = newRecycler(opts.Keys, opts.MaxKeys)
+			rep.rc = e.rc
+		}
 	}
+	e.forgetSessions, e.onForget = opts.ForgetSessions, opts.OnForgetSession
 	rep.spill = e.spill
 	for _, s := range opts.Sessions {
 		e.declare(s)
@@ -139,7 +169,9 @@ func (o *Online) Stats() map[string]int64 {
 		"anomalies": int64(len(o.e.rep.anomalies)), "late_txns": s.lateTxns,
 		"hot_keys": int64(len(o.e.hot) - len(o.e.hotFree)), "spilled_txns": o.e.spill.records,
 		"cooled_keys": s.cooled, "warmed_keys": s.warmed,
-		"forgotten_keys": s.forgottenKeys, "forgotten_reads": s.forgottenReads}
+		"forgotten_keys": s.forgottenKeys, "forgotten_reads": s.forgottenReads,
+		"suspect_keys": s.suspectKeys, "forgotten_sessions": s.forgottenSessions, "sessions": int64(len(o.e.cmap)),
+		"spill_bytes": o.e.spill.size(), "spill_dropped_records": o.e.spill.dropped}
 }
 
 // Flush verifies everything still buffered and returns the final result.

@@ -38,6 +38,8 @@ type client struct {
 	// active is the client's transaction whose end has not been dispatched.
 	active *txn
 	closed bool
+	// session is the client's session (-1: a transaction of its own).
+	session int32
 }
 
 func (c *client) empty() bool { return c.head >= len(c.q) }
@@ -79,11 +81,18 @@ type engine struct {
 	// earlier holds the writer.earlier values of cold keys (slotEarlier).
 	earlier map[int32][]int32
 	// spill holds collected writers' records for explanations (online).
-	spill   *spillLog
-	clients []*client
-	heap    []int32 // client ids ordered by head before-timestamp
-	pending []pend  // min-heap by sa
-	front   int64   // before-timestamp of the last dispatched trace
+	spill *spillLog
+	// rc recycles forgotten keys' ids (OnlineOptions.RecycleKeys; nil
+	// otherwise).
+	rc *recycler
+	// forgetSessions: forget idle sessions (OnlineOptions.ForgetSessions,
+	// window mode); onForget is told each one forgotten.
+	forgetSessions bool
+	onForget       func(session int32)
+	clients        []*client
+	heap           []int32 // client ids ordered by head before-timestamp
+	pending        []pend  // min-heap by sa
+	front          int64   // before-timestamp of the last dispatched trace
 	// manual is a watermark set by the caller (Online.Advance).
 	manual int64
 	// window: only manual moves the watermark (OnlineOptions.Window).
@@ -119,7 +128,11 @@ type stats struct {
 	// read returned); readsChecked the record reads verified, unreturned
 	// rows of identified regions included (regionRows); predReads the
 	// predicate read operations.
-	traces, reads, readsChecked, writes, txns       int64
+	traces, reads, readsChecked, writes, txns int64
+	// mayCommit counts the transactions added that committed or may
+	// have (status not aborted): with none, nothing a level constrains
+	// was seen and a valid verdict would be a claim about nothing.
+	mayCommit                                       int64
 	predReads                                       int64
 	uncheckedOps                                    int64
 	deps, uncertain, readUncertain                  int64
@@ -147,7 +160,11 @@ type stats struct {
 	// OnlineOptions.MaxKeys; forgottenReads the reads of such keys left
 	// unchecked, forgottenFirst the first such key.
 	forgottenKeys, forgottenReads int64
-	forgottenFirst                int32
+	forgottenFirst                string
+	// suspectKeys counts keys first seen under a recycled or new id whose
+	// name the filter of forgotten keys holds (recycle.go);
+	// forgottenSessions the idle sessions forgotten (forgetIdle).
+	suspectKeys, forgottenSessions int64
 }
 
 func newEngine(m mechs, rep *reporter) *engine {
@@ -161,7 +178,19 @@ func (e *engine) clientFor(session int32) int32 {
 		if id, ok := e.cmap[session]; ok {
 			return id
 		}
-		id := e.newClient()
+		var id int32
+		if n := len(e.free); n > 0 && e.forgetSessions {
+			// Reuse a drained client (bounded by the sessions active at
+			// once, not every session ever seen).
+			id = e.free[n-1]
+			e.free = e.free[:n-1]
+			c := e.clients[id]
+			c.q, c.head = c.q[:0], 0
+			c.lastB, c.closed, c.active = -1<<62, false, nil
+		} else {
+			id = e.newClient()
+		}
+		e.clients[id].session = session
 		e.cmap[session] = id
 		e.open = append(e.open, id)
 		return id
@@ -170,11 +199,12 @@ func (e *engine) clientFor(session int32) int32 {
 		id := e.free[n-1]
 		e.free = e.free[:n-1]
 		c := e.clients[id]
-		c.lastB, c.closed = -1<<62, true
+		c.lastB, c.closed, c.session = -1<<62, true, -1
 		return id
 	}
 	id := e.newClient()
 	e.clients[id].closed = true
+	e.clients[id].session = -1
 	return id
 }
 
@@ -226,6 +256,10 @@ func (e *engine) addTxn(session int32, ht *history.Txn) {
 	cid := e.clientFor(session)
 	c := e.clients[cid]
 	t := &txn{txnLive: &txnLive{}, ref: ht, idx: ht.Index, client: cid, status: ht.Status, begin: ht.Invoke, snapA: inf, relA: ht.Complete, readOnly: !writes(ht)}
+	if e.rc != nil {
+		e.rc.add(ht, 1)
+		t.epoch = e.rc.epoch
+	}
 	if ht.Complete < ht.Invoke {
 		t.relA = ht.Invoke
 	}
@@ -296,6 +330,9 @@ func (e *engine) addTxn(session int32, ht *history.Txn) {
 		t.relA = t.relB
 	}
 	e.stats.txns++
+	if ht.Status != history.Aborted {
+		e.stats.mayCommit++
+	}
 	push := func(kind uint8, op int32, b int64) {
 		if b < c.lastB {
 			b = c.lastB
@@ -344,7 +381,12 @@ func (e *engine) addFloating(ht *history.Txn) {
 	cid := e.clientFor(-1)
 	c := e.clients[cid]
 	t := &txn{txnLive: &txnLive{}, ref: ht, idx: ht.Index, client: cid, status: history.Unknown, begin: floatLow, snapA: floatLow, relB: floatLow, relA: inf, floating: true}
+	if e.rc != nil {
+		e.rc.add(ht, 1)
+		t.epoch = e.rc.epoch
+	}
 	e.stats.txns++
+	e.stats.mayCommit++
 	push := func(kind uint8, op int32) {
 		b := max(int64(floatLow), c.lastB)
 		c.lastB = b
@@ -407,6 +449,39 @@ func (e *engine) endSession(s int32) {
 		}
 	}
 	e.clients[id].closed = true
+}
+
+// forgetIdle forgets the sessions idle past the window (window mode,
+// OnlineOptions.ForgetSessions): a session with nothing buffered, no
+// transaction in progress, and whose latest before-timestamp is behind the
+// dispatch frontier. What the pipeline keeps of it is that
+// before-timestamp, which clamps the next transaction's begin (a client is
+// sequential); a transaction of the session arriving later either begins
+// at or after the frontier, where the clamp (below the frontier) changes
+// nothing, or before it, where it is late (stats.lateTxns, verdict
+// unknown) with the clamp or without. So a forgotten session that returns
+// is verified exactly as if it had been kept: as a new session.
+func (e *engine) forgetIdle() {
+	if !e.forgetSessions || !e.window {
+		return
+	}
+	keep := e.open[:0]
+	for _, id := range e.open {
+		c := e.clients[id]
+		if c.empty() && c.active == nil && c.hpos < 0 && c.lastB < e.front && c.session >= 0 {
+			delete(e.cmap, c.session)
+			c.closed = true
+			c.q = nil
+			e.free = append(e.free, id)
+			e.stats.forgottenSessions++
+			if e.onForget != nil {
+				e.onForget(c.session)
+			}
+			continue
+		}
+		keep = append(keep, id)
+	}
+	e.open = keep
 }
 
 // drain dispatches, in order of before-timestamp, every buffered trace with

@@ -3,6 +3,7 @@ package leopard
 import (
 	"math"
 	"sort"
+	"strconv"
 
 	"github.com/txray/txray/history"
 	"github.com/txray/txray/sqlpred"
@@ -105,6 +106,14 @@ func (e *engine) predRegion(t *txn, i int32, p *history.Predicate) bool {
 				e.stats.regionRows++
 				e.read(t, i, id, history.NoValue)
 			}
+		} else if e.rc != nil && e.rc.released > 0 && e.rc.has(history.Scalar{I: n}) {
+			// The key may have been forgotten and its id recycled
+			// (recycle.go): its absence cannot be checked.
+			if e.stats.forgottenReads == 0 {
+				e.stats.forgottenFirst = strconv.FormatInt(n, 10)
+			}
+			e.stats.forgottenReads++
+			e.stats.uncheckedOps++
 		}
 		if n == rg.hi {
 			break

@@ -27,6 +27,11 @@ type reporter struct {
 	// spillErrs counts those that could not be read back.
 	spill     *spillLog
 	spillErrs int
+	// spillDropped counts records asked for that the spill limit dropped.
+	spillDropped int
+	// rc: key ids may be recycled (explanations of collected
+	// transactions render released keys as forgotten).
+	rc *recycler
 }
 
 func newReporter(keys, vals *history.Interner, h *history.History, max int, plain bool) *reporter {
@@ -58,6 +63,9 @@ func (r *reporter) full(typ string) bool {
 }
 
 func (r *reporter) key(k int32) string {
+	if k == staleKey {
+		return "(a key forgotten since)"
+	}
 	if r.keys == nil {
 		return strconv.Itoa(int(k))
 	}
@@ -81,14 +89,30 @@ func (r *reporter) val(v int32) string {
 // spillErrs, reported as a warning).
 func (r *reporter) ref(t *txn) *history.Txn {
 	if t.ref != nil {
+		if r.rc != nil && t.gc {
+			return r.rc.fresh(t, t.ref)
+		}
 		return t.ref
 	}
+	dropped := false
 	if r.spill != nil && t.spill > 0 {
-		t.ref, _ = r.spill.get(t.spill)
+		var err error
+		var ep uint32
+		if t.ref, ep, err = r.spill.get(t.spill); err == nil {
+			t.epoch = ep // a stand-in (keys.go warm) learns its record's epoch
+		}
+		dropped = err == errSpillDropped
 	}
 	if t.ref == nil {
-		r.spillErrs++
+		if dropped {
+			r.spillDropped++
+		} else {
+			r.spillErrs++
+		}
 		t.ref = &history.Txn{Index: t.idx, Status: t.status}
+	}
+	if r.rc != nil && t.gc {
+		return r.rc.fresh(t, t.ref)
 	}
 	return t.ref
 }

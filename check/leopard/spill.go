@@ -26,46 +26,113 @@ import (
 // memory instead, so nothing is lost, only memory is not saved) and get
 // returns the error (the explanation then names the transaction by index
 // only). Not safe for concurrent use.
+//
+// With a limit (OnlineOptions.SpillLimit) the log is two files, each at
+// most half the limit (a record larger than that gets a file of its own):
+// when the newer one is full, the older one is removed, with its records
+// (counted in dropped; get returns errSpillDropped for them), and a new
+// one is started. So the disk used stays within the limit and the most
+// recent half of it at least is always readable. Offsets are logical (they
+// keep growing across files).
 type spillLog struct {
+	cur, old *spillSeg // old: the previous file (nil if none)
+	w        *bufio.Writer
+	off      int64 // logical size: bytes written, buffered ones included
+	flushed  int64 // bytes known to be in the file
+	limit    int64 // bytes on disk at most (0 = none)
+	buf      []byte
+	err      error // first error; no more puts after it
+	closed   bool
+	records  int64
+	dropped  int64 // records dropped under the limit
+	peak     int64 // most bytes on disk at once
+}
+
+// spillSeg is one file of the log: logical offsets [base, next file's
+// base) are at file offsets [0, ...).
+type spillSeg struct {
 	f       *os.File
 	name    string // non-empty while the file still has a name to remove
-	w       *bufio.Writer
-	off     int64 // logical size: bytes written, buffered ones included
-	flushed int64 // bytes known to be in the file
-	buf     []byte
-	err     error // first error; no more puts after it
-	closed  bool
+	base    int64
 	records int64
 }
 
-// put appends t's record and returns its offset (> 0), or false when the
-// log cannot be written (I/O error, or closed).
-func (s *spillLog) put(t *history.Txn) (int64, bool) {
+// errSpillDropped: the record was dropped to stay within the limit.
+var errSpillDropped = errors.New("leopard: spilled transaction record dropped (spill limit)")
+
+func (s *spillLog) open(base int64) error {
+	f, err := os.CreateTemp("", "txray-leopard-*.spill")
+	if err != nil {
+		return err
+	}
+	g := &spillSeg{f: f, name: f.Name(), base: base}
+	// Unlink at once where the system allows it (the file lives until
+	// closed, and nothing is left behind if the process dies).
+	if os.Remove(g.name) == nil {
+		g.name = ""
+	}
+	if s.w == nil {
+		s.w = bufio.NewWriterSize(f, 1<<16)
+	} else {
+		s.w.Reset(f)
+	}
+	s.cur = g
+	return nil
+}
+
+func (g *spillSeg) close() {
+	g.f.Close()
+	if g.name != "" {
+		os.Remove(g.name)
+	}
+}
+
+// size is the number of bytes the log holds on disk.
+func (s *spillLog) size() int64 {
+	switch {
+	case s.old != nil:
+		return s.off - s.old.base
+	case s.cur != nil:
+		return s.off - s.cur.base
+	}
+	return 0
+}
+
+// put appends t's record, with the key recycling epoch its key ids are
+// valid in (recycler.stale), and returns its offset (> 0), or false when
+// the log cannot be written (I/O error, or closed).
+func (s *spillLog) put(t *history.Txn, epoch uint32) (int64, bool) {
 	if s.err != nil || s.closed {
 		return 0, false
 	}
-	if s.f == nil {
-		f, err := os.CreateTemp("", "txray-leopard-*.spill")
-		if err != nil {
-			s.err = err
-			return 0, false
-		}
-		s.f, s.name = f, f.Name()
-		// Unlink at once where the system allows it (the file lives until
-		// closed, and nothing is left behind if the process dies).
-		if os.Remove(s.name) == nil {
-			s.name = ""
-		}
-		s.w = bufio.NewWriterSize(f, 1<<16)
-		if _, err := s.w.Write([]byte{0}); err != nil { // offset 0 is "none"
+	s.buf = binary.AppendUvarint(s.buf[:0], uint64(epoch))
+	s.buf = encodeTxn(s.buf, t)
+	var hdr [binary.MaxVarintLen64]byte
+	n := binary.PutUvarint(hdr[:], uint64(len(s.buf)))
+	size := int64(n + len(s.buf))
+	if s.cur == nil {
+		if err := s.open(1); err != nil { // offset 0 is "none"
 			s.err = err
 			return 0, false
 		}
 		s.off = 1
+	} else if s.limit > 0 && s.off > s.cur.base && s.off-s.cur.base+size > s.limit/2 {
+		// The newer file is full: drop the older one and start anew.
+		if err := s.w.Flush(); err != nil {
+			s.err = err
+			return 0, false
+		}
+		s.flushed = s.off
+		if s.old != nil {
+			s.old.close()
+			s.dropped += s.old.records
+		}
+		s.old = s.cur
+		if err := s.open(s.off); err != nil {
+			s.err = err
+			return 0, false
+		}
 	}
-	s.buf = encodeTxn(s.buf[:0], t)
-	var hdr [binary.MaxVarintLen64]byte
-	n := binary.PutUvarint(hdr[:], uint64(len(s.buf)))
 	at := s.off
 	if _, err := s.w.Write(hdr[:n]); err != nil {
 		s.err = err
@@ -75,50 +142,63 @@ func (s *spillLog) put(t *history.Txn) (int64, bool) {
 		s.err = err
 		return 0, false
 	}
-	s.off += int64(n + len(s.buf))
+	s.off += size
 	s.records++
+	s.cur.records++
+	s.peak = max(s.peak, s.size())
 	return at, true
 }
 
-// get reads back the record at off.
-func (s *spillLog) get(off int64) (*history.Txn, error) {
-	if s.f == nil || s.closed || off <= 0 || off >= s.off {
-		return nil, errors.New("leopard: spilled transaction record unavailable")
+// get reads back the record at off and its epoch.
+func (s *spillLog) get(off int64) (*history.Txn, uint32, error) {
+	if s.cur == nil || s.closed || off <= 0 || off >= s.off {
+		return nil, 0, errors.New("leopard: spilled transaction record unavailable")
 	}
-	if s.flushed < s.off {
+	g, end := s.cur, s.off
+	if off < s.cur.base {
+		if s.old == nil || off < s.old.base {
+			return nil, 0, errSpillDropped
+		}
+		g, end = s.old, s.cur.base
+	} else if s.flushed < s.off {
 		if err := s.w.Flush(); err != nil {
 			s.err = err
-			return nil, err
+			return nil, 0, err
 		}
 		s.flushed = s.off
 	}
 	var hdr [binary.MaxVarintLen64]byte
-	n, err := s.f.ReadAt(hdr[:], off)
+	n, err := g.f.ReadAt(hdr[:], off-g.base)
 	if n == 0 && err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	size, k := binary.Uvarint(hdr[:n])
-	if k <= 0 || size > uint64(s.off-off) {
-		return nil, fmt.Errorf("leopard: bad spill record at offset %d", off)
+	if k <= 0 || size > uint64(end-off) {
+		return nil, 0, fmt.Errorf("leopard: bad spill record at offset %d", off)
 	}
 	p := make([]byte, size)
-	if _, err := s.f.ReadAt(p, off+int64(k)); err != nil && !(err == io.EOF && len(p) == 0) {
-		return nil, err
+	if _, err := g.f.ReadAt(p, off-g.base+int64(k)); err != nil && !(err == io.EOF && len(p) == 0) {
+		return nil, 0, err
 	}
-	return decodeTxn(p)
+	epoch, k := binary.Uvarint(p)
+	if k <= 0 {
+		return nil, 0, fmt.Errorf("leopard: bad spill record at offset %d", off)
+	}
+	t, err := decodeTxn(p[k:])
+	return t, uint32(epoch), err
 }
 
-// close releases the file (and removes it if it still has a name).
+// close releases the files (and removes them if they still have a name).
 func (s *spillLog) close() {
 	if s.closed {
 		return
 	}
 	s.closed = true
-	if s.f != nil {
-		s.f.Close()
-		if s.name != "" {
-			os.Remove(s.name)
-		}
+	if s.old != nil {
+		s.old.close()
+	}
+	if s.cur != nil {
+		s.cur.close()
 	}
 	s.w, s.buf = nil, nil
 }

@@ -180,11 +180,11 @@ func sameList(t *history.Txn, a, b *history.Op) bool {
 // must return the value of a candidate.
 func (e *engine) verifyRead(t *txn, i, key, val int32, sb, sa int64) {
 	ks := e.key(key)
-	if ks.forgotten {
+	if ks.forgotten && !e.shadowed(ks, t, i, sb) {
 		// The key's versions were discarded (engine.forget): the read
 		// cannot be checked.
 		if e.stats.forgottenReads == 0 {
-			e.stats.forgottenFirst = key
+			e.stats.forgottenFirst = e.rep.key(key)
 		}
 		e.stats.forgottenReads++
 		e.stats.uncheckedOps++
@@ -628,6 +628,9 @@ func (e *engine) gc(w int64) {
 	for _, t := range e.done {
 		if t.relA < w || (t.relA == inf && t.relB < w) {
 			t.gc = true
+			if e.rc != nil {
+				e.rc.add(t.ref, -1)
+			}
 			if e.compact && len(t.writes) > 0 && t.status != history.Aborted {
 				e.retire(t)
 			}
@@ -671,6 +674,12 @@ func (e *engine) gc(w int64) {
 	if e.maxChunks > 0 && e.liveChunks > e.maxChunks {
 		e.forget()
 	}
+	if e.rc != nil && len(e.rc.waiting) > 0 && (e.spill == nil || e.spill.err == nil) {
+		// (A spill error keeps records in memory, naming key ids without
+		// the epoch guard: recycling stops.)
+		e.release()
+	}
+	e.forgetIdle()
 }
 
 // retire moves the record of collected transaction t, whose versions may
@@ -679,7 +688,7 @@ func (e *engine) gc(w int64) {
 // retained versions pin none of the decoder's arenas either way.
 func (e *engine) retire(t *txn) {
 	if e.spill != nil {
-		if off, ok := e.spill.put(t.ref); ok {
+		if off, ok := e.spill.put(t.ref, t.epoch); ok {
 			t.ref, t.spill = nil, off
 			return
 		}

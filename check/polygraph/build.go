@@ -634,11 +634,7 @@ func (p *problem) lostUpdate(k, w, a, b int32, valOf map[int32]int32) {
 		read = "key " + h.KeyName(k) + " = " + h.ValueName(valOf[w]) + " (written by " + h.TxnName(p.txnOf[w]) + ")"
 		txns = append(txns, p.txnOf[w])
 	}
-	ops := map[int32]string{}
-	for _, t := range txns {
-		ops[t] = p.disp.TxnString(t)
-	}
-	p.anomalies = append(p.anomalies, check.Anomaly{Type: model.LostUpdate, Txns: txns, Key: h.KeyName(k), Ops: ops,
+	p.anomalies = append(p.anomalies, check.Anomaly{Type: model.LostUpdate, Txns: txns, Key: h.KeyName(k), Ops: check.TxnOps(p.disp, txns...),
 		Explanation: "Let:\n  " + p.disp.TxnString(ta) + "\n  " + p.disp.TxnString(tb) + "\nThen:\n  - " + h.TxnName(ta) + " and " + h.TxnName(tb) +
 			" both read " + read + " and both wrote key " + h.KeyName(k) + " (" + h.ValueName(valOf[a]) + " and " + h.ValueName(valOf[b]) + ").\n" +
 			"So whichever of the two writes comes second in the version order of key " + h.KeyName(k) +

@@ -6,7 +6,6 @@ import (
 
 	"github.com/txray/txray/check"
 	"github.com/txray/txray/graph"
-	"github.com/txray/txray/history"
 )
 
 // explainer renders edges for graph.Explain.
@@ -144,17 +143,9 @@ func (p *problem) knownCycleAnomalies(core []cycleRec) []check.Anomaly {
 	for _, cyc := range core {
 		c, steps, text := p.explainCycle(cyc, x)
 		txns := c.Txns()
-		out = append(out, check.Anomaly{Type: c.Type, Txns: txns, Cycle: steps, Explanation: text, Ops: opsOf(p.disp, txns)})
+		out = append(out, check.Anomaly{Type: c.Type, Txns: txns, Cycle: steps, Explanation: text, Ops: check.TxnOps(p.disp, txns...)})
 	}
 	return out
-}
-
-func opsOf(h *history.History, txns []int32) map[int32]string {
-	m := map[int32]string{}
-	for _, t := range txns {
-		m[t] = h.TxnString(t)
-	}
-	return m
 }
 
 // maxForced bounds the forced orders rendered in one explanation.
@@ -245,7 +236,7 @@ func (p *problem) coreAnomaly(typ string, core []cycleRec) check.Anomaly {
 		b.WriteString("(" + strconv.Itoa(len(forcedQ)-maxForced) + " more forced orders not shown.)\n")
 	}
 	b.WriteString("So no version order of " + strings.Join(keyList, ", ") + " gives an acyclic dependency graph: the history violates the model.")
-	return check.Anomaly{Type: typ, Txns: txns, Cycle: steps, Explanation: b.String(), Ops: opsOf(p.disp, txns)}
+	return check.Anomaly{Type: typ, Txns: txns, Cycle: steps, Explanation: b.String(), Ops: check.TxnOps(p.disp, txns...)}
 }
 
 func plural(s string, n int) string {

@@ -120,11 +120,23 @@ func listView(h *history.History) (view *history.History, as []check.Anomaly, co
 		}
 	}
 	add := func(typ string, k int32, txns []int32, text string) {
-		ops := map[int32]string{}
-		for _, t := range txns {
-			ops[t] = h.TxnString(t)
+		as = append(as, check.Anomaly{Type: typ, Key: h.KeyName(k), Txns: txns, Ops: check.TxnOps(h, txns...), Explanation: text})
+	}
+	// versionsOf maps a list of key k's elements to k's versions in the
+	// register view: each appending transaction's last append to k, once
+	// per run of its elements (elements nobody appended are skipped).
+	versionsOf := func(k int32, elems []int32) []int32 {
+		var vo []int32
+		prev := int32(-1)
+		for _, e := range elems {
+			a, ok := appender[k][e]
+			if !ok || a.t == prev {
+				continue
+			}
+			prev = a.t
+			vo = append(vo, lastApp[[2]int32{a.t, k}])
 		}
-		as = append(as, check.Anomaly{Type: typ, Key: h.KeyName(k), Txns: txns, Ops: ops, Explanation: text})
+		return vo
 	}
 	// Which transactions count: committed ones, and unknown-outcome ones
 	// whose elements a counted read shows (so they committed).
@@ -281,17 +293,7 @@ func listView(h *history.History) (view *history.History, as []check.Anomaly, co
 					" and "+h.TxnName(longBy[k])+" read "+h.ListString(lg)+": neither is a prefix of the other, so no single version order of the key explains both.")
 			}
 		}
-		var vo []int32
-		prev := int32(-1)
-		for _, e := range lg {
-			a, ok := appender[k][e]
-			if !ok || a.t == prev {
-				continue
-			}
-			prev = a.t
-			vo = append(vo, lastApp[[2]int32{a.t, k}])
-		}
-		if len(vo) > 0 {
+		if vo := versionsOf(k, lg); len(vo) > 0 {
 			v.VersionOrder[k] = vo
 		}
 	}
@@ -299,17 +301,7 @@ func listView(h *history.History) (view *history.History, as []check.Anomaly, co
 		if k < 0 || int(k) >= nk {
 			continue
 		}
-		var vo []int32
-		prev := int32(-1)
-		for _, e := range order {
-			a, ok := appender[k][e]
-			if !ok || a.t == prev {
-				continue
-			}
-			prev = a.t
-			vo = append(vo, lastApp[[2]int32{a.t, k}])
-		}
-		if len(vo) > 1 {
+		if vo := versionsOf(k, order); len(vo) > 1 {
 			if givenVO == nil {
 				givenVO = map[int32][]int32{}
 			}

@@ -241,7 +241,7 @@ func (Checker) Check(ctx context.Context, h *history.History, opts check.Options
 				model.NotMyOwnWrite, model.NotMyLastWrite, model.Internal:
 				// the list checks judge every element, not only the last
 			default:
-				a.Ops = opsOf(disp, a.Txns)
+				a.Ops = check.TxnOps(disp, a.Txns...)
 				found = addNew(found, []check.Anomaly{a})
 			}
 		}
@@ -268,18 +268,7 @@ func (Checker) Check(ctx context.Context, h *history.History, opts check.Options
 			st[k] = v
 		}
 		r.Warnings = append(r.Warnings, p.warnings...)
-		perType := map[string]int{}
-		for _, a := range found {
-			if perType[a.Type] >= max {
-				if r.Truncated == nil {
-					r.Truncated = map[string]int{}
-				}
-				r.Truncated[a.Type]++
-				continue
-			}
-			perType[a.Type]++
-			r.Anomalies = append(r.Anomalies, a)
-		}
+		r.ListCapped(found, max)
 		r.Finish()
 		return r, nil
 	}

@@ -473,13 +473,6 @@ func (a *Analysis) externalRead(k int32, r Ref, ws []Ref, slot []int32, multi, f
 		}
 	}
 	key := h.KeyName(k)
-	ops := func(ts ...int32) map[int32]string {
-		m := make(map[int32]string, len(ts))
-		for _, t := range ts {
-			m[t] = h.TxnString(t)
-		}
-		return m
-	}
 	readDesc := func() string {
 		return fmt.Sprintf("%s read key %s = %s (op %d)", h.TxnName(r.T), key, h.ValueName(v), r.I)
 	}
@@ -493,7 +486,7 @@ func (a *Analysis) externalRead(k int32, r Ref, ws []Ref, slot []int32, multi, f
 		a.Anomalies = append(a.Anomalies, check.Anomaly{
 			Type: model.DuplicateWrite, Txns: txns, Key: key,
 			Explanation: readDesc() + ", but " + what + ", so the read has no unique writer and read-from inference is incomplete for it (duplicate-write: verdict unknown unless another anomaly is found)",
-			Ops:         ops(txns...),
+			Ops:         check.TxnOps(h, txns...),
 		})
 	}
 	if v == history.NoValue {
@@ -524,7 +517,7 @@ func (a *Analysis) externalRead(k int32, r Ref, ws []Ref, slot []int32, multi, f
 				Type: model.ThinAirRead, Txns: []int32{r.T}, Key: key,
 				Explanation: readDesc() + fmt.Sprintf(", but no transaction in the history writes %s to key %s and %s is not the initial state: the value came out of thin air (thin-air-read)",
 					h.ValueName(v), key, h.ValueName(v)),
-				Ops: ops(r.T),
+				Ops: check.TxnOps(h, r.T),
 			})
 		}
 		return
@@ -569,7 +562,7 @@ func (a *Analysis) externalRead(k int32, r Ref, ws []Ref, slot []int32, multi, f
 				Type: model.FutureRead, Txns: []int32{r.T}, Key: key,
 				Explanation: readDesc() + fmt.Sprintf(", but the only write of %s to key %s is its own later op %d, and no earlier op of %s wrote key %s: it read a value before writing it (future-read)",
 					h.ValueName(v), key, w.I, h.TxnName(r.T), key),
-				Ops: ops(r.T),
+				Ops: check.TxnOps(h, r.T),
 			})
 		}
 		return
@@ -579,7 +572,7 @@ func (a *Analysis) externalRead(k int32, r Ref, ws []Ref, slot []int32, multi, f
 				Type: model.AbortedRead, Txns: []int32{r.T, w.T}, Key: key,
 				Explanation: readDesc() + fmt.Sprintf(" and committed, but the only write of %s to key %s is %s's op %d, and %s aborted: a committed transaction observed an aborted write (aborted-read, G1a)",
 					h.ValueName(v), key, h.TxnName(w.T), w.I, h.TxnName(w.T)),
-				Ops: ops(r.T, w.T),
+				Ops: check.TxnOps(h, r.T, w.T),
 			})
 		}
 		return
@@ -601,7 +594,7 @@ func (a *Analysis) externalRead(k int32, r Ref, ws []Ref, slot []int32, multi, f
 			Type: model.IntermediateRead, Txns: []int32{r.T, w.T}, Key: key,
 			Explanation: readDesc() + fmt.Sprintf(", which %s wrote (op %d) and then overwrote with %s = %s (op %d) before finishing: %s observed a state %s never committed, it should have read %s's final write %s or another version (intermediate-read, G1b)",
 				h.TxnName(w.T), w.I, key, lastVal, last, h.TxnName(r.T), h.TxnName(w.T), h.TxnName(w.T), lastVal),
-			Ops: ops(r.T, w.T),
+			Ops: check.TxnOps(h, r.T, w.T),
 		})
 	}
 }

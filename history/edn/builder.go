@@ -18,8 +18,10 @@ const (
 	Info
 )
 
-func parseType(s string) (OpType, bool) {
-	switch s {
+// parseType parses an op's :type name (of the general reader's keyword, or
+// of the fast paths' bytes).
+func parseType[S string | []byte](s S) (OpType, bool) {
+	switch string(s) {
 	case "invoke":
 		return Invoke, true
 	case "ok":

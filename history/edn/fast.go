@@ -320,7 +320,7 @@ func (l *fline) scan1(b []byte, t *scanTab) bool {
 			if !ok {
 				return false
 			}
-			if l.typ, ok = parseTypeBytes(t); !ok {
+			if l.typ, ok = parseType(t); !ok {
 				return false
 			}
 			i = j
@@ -378,20 +378,6 @@ func (l *fline) scan1(b []byte, t *scanTab) bool {
 		}
 	}
 	return l.seen&fType != 0
-}
-
-func parseTypeBytes(b []byte) (OpType, bool) {
-	switch string(b) {
-	case "invoke":
-		return Invoke, true
-	case "ok":
-		return OK, true
-	case "fail":
-		return Fail, true
-	case "info":
-		return Info, true
-	}
-	return 0, false
 }
 
 // scanMops scans a :value vector of micro-ops at b[i] == '['.

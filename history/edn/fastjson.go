@@ -174,7 +174,7 @@ func (s *jscan) object(l *fline, t *scanTab) (int, bool) {
 			if !ok || j >= len(b) || !isJDelim(b[j]) {
 				return 0, false
 			}
-			if l.typ, ok = parseTypeBytes(b[off : off+n]); !ok {
+			if l.typ, ok = parseType(b[off : off+n]); !ok {
 				return 0, false
 			}
 			i = j

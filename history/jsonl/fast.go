@@ -423,6 +423,16 @@ func (p *fast) line(b []byte, d *decoder, t *history.Txn) bool {
 		}
 		t.HasTime = true
 	}
+	if t.StartTS.Set && t.CommitTS.Set && t.CommitTS.Less(t.StartTS) {
+		return false // the slow path reports it
+	}
+	if t.HasTime && p.anyTime {
+		for j := range p.ops {
+			if p.ops[j].HasTime && (p.times[j].Invoke < t.Invoke || p.times[j].Complete > t.Complete) {
+				return false // the slow path reports it
+			}
+		}
+	}
 	if t.Session >= 0 && haveSeq {
 		t.Seq = int32(seq)
 	}
@@ -617,7 +627,13 @@ func (p *fast) op(d *decoder) bool {
 		o.IsList = true
 		o.Value = history.NoValue
 	}
+	if haveInv != haveCom {
+		return false // the slow path reports it
+	}
 	if haveInv && haveCom {
+		if tm.Complete < tm.Invoke {
+			return false // the slow path reports it
+		}
 		o.HasTime = true
 		d.anyOT = true
 		p.anyTime = true
@@ -629,7 +645,7 @@ func (p *fast) op(d *decoder) bool {
 
 // versionOrder parses a version-order record written in the canonical field
 // order {"type":"version_order","k":K,"order":[...]}; false = bail out.
-func (p *fast) versionOrder(b []byte, d *decoder) bool {
+func (p *fast) versionOrder(b []byte, d *decoder, line int) bool {
 	if p.off {
 		return false
 	}
@@ -664,9 +680,16 @@ func (p *fast) versionOrder(b []byte, d *decoder) bool {
 	if !p.eat('}') || p.peek() != 0 {
 		return false
 	}
+	if _, dup := d.voLine[k]; dup {
+		return false // the slow path judges a second record of the key
+	}
 	if d.h.VersionOrder == nil {
 		d.h.VersionOrder = map[int32][]int32{}
 	}
+	if d.voLine == nil {
+		d.voLine = map[int32]int{}
+	}
+	d.voLine[k] = line
 	d.h.VersionOrder[k] = ord
 	d.h.Evidence.VersionOrder = true
 	return true

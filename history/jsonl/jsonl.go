@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -174,6 +175,9 @@ type decoder struct {
 	// vsets are version_set records, attached to their predicate reads
 	// once every transaction is read (resolveVersionSets).
 	vsets []vsetRecord
+	// voLine is the line of each key's version_order record: a second,
+	// different one is an input error, never a silent replacement.
+	voLine map[int32]int
 }
 
 // bom is the UTF-8 byte order mark, accepted (and skipped) at the start of
@@ -240,7 +244,7 @@ func (d *decoder) err(line int, field, f string, a ...any) error {
 }
 
 func (d *decoder) line(b []byte, line int) error {
-	if b[0] == '{' && len(b) > 9 && b[2] == 't' && d.fast.versionOrder(b, d) {
+	if b[0] == '{' && len(b) > 9 && b[2] == 't' && d.fast.versionOrder(b, d, line) {
 		return nil
 	}
 	var ft history.Txn
@@ -290,6 +294,17 @@ func (d *decoder) line(b []byte, line int) error {
 			}
 			ord = append(ord, v)
 		}
+		if first, dup := d.voLine[k]; dup {
+			if slices.Equal(d.h.VersionOrder[k], ord) {
+				return nil // the same record again
+			}
+			return d.err(line, "order", "a second, different version order of key %s (the first is on line %d): one version_order record per key",
+				d.h.KeyName(k), first)
+		}
+		if d.voLine == nil {
+			d.voLine = map[int32]int{}
+		}
+		d.voLine[k] = line
 		d.h.VersionOrder[k] = ord
 		d.h.Evidence.VersionOrder = true
 		return nil
@@ -342,6 +357,11 @@ func (d *decoder) line(b []byte, line int) error {
 	if t.CommitTS, err = ParseTimestamp(tl.CommitTS); err != nil {
 		return d.err(line, "commit_ts", "%v", err)
 	}
+	if t.StartTS.Set && t.CommitTS.Set && t.CommitTS.Less(t.StartTS) {
+		// No database commits a transaction before it starts; a checker
+		// replaying these timestamps would judge an impossible schedule.
+		return d.err(line, "commit_ts", "%s is before start_ts %s", t.CommitTS, t.StartTS)
+	}
 	if t.CommitTS.Set {
 		d.anyTS = true
 	}
@@ -393,8 +413,20 @@ func (d *decoder) op(ol *opLine, t *history.Txn, line, i int) error {
 	o.Kind = k
 	o.Value = history.NoValue
 	if ol.Invoke != nil && ol.Complete != nil {
-		t.SetOpTime(i, *ol.Invoke, *ol.Complete)
+		inv, com := *ol.Invoke, *ol.Complete
+		if com < inv {
+			return d.err(line, field+".complete", "%d is before invoke %d", com, inv)
+		}
+		// An operation runs while its transaction does: Leopard orders
+		// transactions by these intervals, so one outside would be judged
+		// on an impossible schedule.
+		if t.HasTime && (inv < t.Invoke || com > t.Complete) {
+			return d.err(line, field+".invoke", "the operation's interval [%d, %d] is not within its transaction's [%d, %d]", inv, com, t.Invoke, t.Complete)
+		}
+		t.SetOpTime(i, inv, com)
 		d.anyOT = true
+	} else if ol.Invoke != nil || ol.Complete != nil {
+		return d.err(line, field+".invoke", "invoke and complete must be given together")
 	}
 	if k == history.PredRead {
 		p := history.Predicate{Table: ol.Table, Where: ol.Where}

@@ -120,12 +120,27 @@ func TestDecodeErrors(t *testing.T) {
 		{"append list", `{"status":"ok","ops":[{"f":"append","k":1,"v":[2]}]}`, `ops[0].v: append takes a scalar`},
 		{"interval", `{"status":"ok","invoke":5,"complete":4,"ops":[]}`, `complete: 4 is before invoke 5`},
 		{"ts", `{"status":"ok","commit_ts":"x","ops":[]}`, `commit_ts: want an integer timestamp`},
+		// No database commits before it starts; replaying such timestamps
+		// (chronos, aion) judged an impossible schedule valid.
+		// An op's interval lies within its transaction's (Leopard judged
+		// an op after its transaction's completion as a consistent-read
+		// violation).
+		{"op complete before invoke", `{"status":"ok","ops":[{"f":"w","k":1,"v":1,"invoke":15,"complete":12}]}`, `f.jsonl:1: ops[0].complete: 12 is before invoke 15`},
+		{"op outside txn", `{"status":"ok","invoke":10,"complete":20,"ops":[{"f":"w","k":1,"v":1,"invoke":50,"complete":60}]}`, `ops[0].invoke: the operation's interval [50, 60] is not within its transaction's [10, 20]`},
+		{"op starts before txn", `{"status":"ok","invoke":10,"complete":20,"ops":[{"f":"r","k":1,"v":null,"invoke":5,"complete":15}]}`, `ops[0].invoke: the operation's interval [5, 15]`},
+		{"op invoke alone", `{"status":"ok","ops":[{"f":"w","k":1,"v":1,"invoke":15}]}`, `ops[0].invoke: invoke and complete must be given together`},
+		{"commit before start", `{"status":"ok","start_ts":5,"commit_ts":3,"ops":[{"f":"w","k":1,"v":1}]}`, `f.jsonl:1: commit_ts: 3 is before start_ts 5`},
+		{"commit before start hlc", `{"status":"ok","start_ts":{"p":5,"l":2},"commit_ts":{"p":5,"l":1},"ops":[]}`, `commit_ts: (5,1) is before start_ts (5,2)`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := Decode(strings.NewReader(c.in), history.DecodeOptions{Name: "f.jsonl"})
 			if err == nil || !strings.Contains(err.Error(), c.want) || !history.IsInputError(err) {
 				t.Fatalf("err = %v, want containing %q", err, c.want)
+			}
+			// txray watch's line decoder rejects the same lines.
+			if _, err := NewLineDecoder("f.jsonl").Decode([]byte(strings.TrimSpace(c.in))); err == nil {
+				t.Errorf("line decoder accepted %s", c.in)
 			}
 		})
 	}
@@ -352,4 +367,45 @@ func FuzzParallel(f *testing.F) {
 			sameHistory(t, h1, h2)
 		}
 	})
+}
+
+// TestVersionOrderOnePerKey: a second version_order record of a key that
+// differs from the first is an input error naming both lines (it used to
+// replace the first silently, so the evidence checked depended on record
+// order); the same record repeated is accepted. Both the canonical field
+// order (fast path) and another one (slow path) are covered.
+func TestVersionOrderOnePerKey(t *testing.T) {
+	const txns = `{"txray":1}
+{"id":"a","status":"committed","ops":[{"f":"w","k":"x","v":1}]}
+{"id":"b","status":"committed","ops":[{"f":"w","k":"x","v":2}]}
+`
+	cases := []struct{ name, records, want string }{
+		{"contradicting", `{"type":"version_order","k":"x","order":[2,1]}
+{"type":"version_order","k":"x","order":[1,2]}
+`, `f.jsonl:5: order: a second, different version order of key x (the first is on line 4)`},
+		{"contradicting-other-field-order", `{"order":[2,1],"type":"version_order","k":"x"}
+{"k":"x","type":"version_order","order":[1]}
+`, `f.jsonl:5: order: a second, different version order of key x (the first is on line 4)`},
+		{"repeated", `{"type":"version_order","k":"x","order":[1,2]}
+{"type":"version_order","k":"x","order":[1,2]}
+`, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h, err := Decode(strings.NewReader(txns+c.records), history.DecodeOptions{Name: "f.jsonl"})
+			if c.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				x, _ := h.Keys.LookupStr("x")
+				if got := len(h.VersionOrder[x]); got != 2 {
+					t.Errorf("version order of x has %d versions, want 2", got)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), c.want) || !history.IsInputError(err) {
+				t.Fatalf("err = %v, want containing %q", err, c.want)
+			}
+		})
+	}
 }

@@ -22,6 +22,17 @@ func NewLineDecoder(file string) *LineDecoder {
 	return &LineDecoder{d: decoder{h: history.New(), file: file, seqs: map[int32]int32{}}}
 }
 
+// ForgetSession forgets session id s (an online checker forgot it as
+// idle): its automatic sequence numbering restarts, and when the history's
+// session interner recycles ids (history.NewRecyclingInterner) the id is
+// released, so a stream of ever new sessions keeps the decoder's state
+// bounded by the sessions active at once. A session that comes back is
+// interned afresh, possibly under another id.
+func (ld *LineDecoder) ForgetSession(s int32) {
+	delete(ld.d.seqs, s)
+	ld.d.h.Sessions.Release(s, s+1)
+}
+
 // History is the history whose interners render the decoded ids (its Txns
 // stay empty).
 func (ld *LineDecoder) History() *history.History { return ld.d.h }

@@ -167,6 +167,29 @@ type tuple struct {
 	Table      scalar            `json:"table"`
 	PrimaryKey scalar            `json:"primaryKey"`
 	ValueMap   map[string]scalar `json:"valueMap"`
+	// cols holds the columns sorted by name when the fast scanner
+	// (fast.go) read the tuple (ValueMap is then nil); fast marks that.
+	cols []colVal
+	fast bool
+}
+
+// colVal is one column of a tuple's valueMap.
+type colVal struct {
+	c string
+	v scalar
+}
+
+// columns returns the tuple's columns sorted by name.
+func (tp *tuple) columns() []colVal {
+	if tp.fast {
+		return tp.cols
+	}
+	cols := make([]colVal, 0, len(tp.ValueMap))
+	for c, v := range tp.ValueMap {
+		cols = append(cols, colVal{c, v})
+	}
+	sort.Slice(cols, func(i, j int) bool { return cols[i].c < cols[j].c })
+	return cols
 }
 
 // scalar is a JSON string, number, boolean or null, kept as text.
@@ -174,6 +197,9 @@ type scalar struct {
 	S     string
 	Set   bool
 	IsNum bool
+	// n is the integer the fast scanner parsed (hasN; S is then empty).
+	n    int64
+	hasN bool
 }
 
 func (s *scalar) UnmarshalJSON(b []byte) error {
@@ -203,6 +229,7 @@ type builder struct {
 	order   []*history.Txn // finished, in end order
 	seq     map[int32]int32
 	modes   bool
+	buf     []byte // scratch for map keys
 }
 
 func newBuilder() *builder {
@@ -215,11 +242,30 @@ func newBuilder() *builder {
 // Decode reads one trace file (a JSON array of records, or a stream of
 // records).
 func Decode(r io.Reader, opts history.DecodeOptions) (*history.History, error) {
+	data, err := readTrace(r)
+	if err != nil {
+		return nil, err
+	}
 	b := newBuilder()
-	if err := b.file(r, opts.Name); err != nil {
+	ok, err := b.fast(data, opts.Name)
+	if !ok {
+		// A shape the fast scanner leaves to the general reader: start
+		// over with it (same result, fast.go).
+		b = newBuilder()
+		err = b.file(data, opts.Name)
+	}
+	if err != nil {
 		return nil, err
 	}
 	return b.finish(), nil
+}
+
+func readTrace(r io.Reader) ([]byte, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	return bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")), nil
 }
 
 // DecodeDir reads every trace file of a directory (natural name order);
@@ -233,22 +279,39 @@ func DecodeDir(dir string, opts history.DecodeOptions) (*history.History, error)
 		return nil, &history.InputError{File: dir, Msg: "no Leopard trace files in the directory"}
 	}
 	ents, _ := os.ReadDir(dir)
-	b := newBuilder()
-	if n := countRegular(ents) - len(files); n > 0 {
-		b.h.Ignore("non-trace file in directory", n)
-	}
-	for _, p := range files {
-		f, err := os.Open(p)
-		if err != nil {
-			return nil, err
+	// The fast scanner first; a file it leaves to the general reader
+	// makes the whole directory start over with the general reader (the
+	// files share one builder).
+	for _, fast := range []bool{true, false} {
+		b := newBuilder()
+		if n := countRegular(ents) - len(files); n > 0 {
+			b.h.Ignore("non-trace file in directory", n)
 		}
-		err = b.file(f, p)
-		f.Close()
-		if err != nil {
-			return nil, err
+		bailed := false
+		for _, p := range files {
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return nil, err
+			}
+			data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+			if fast {
+				var ok bool
+				if ok, err = b.fast(data, p); !ok {
+					bailed = true
+					break
+				}
+			} else {
+				err = b.file(data, p)
+			}
+			if err != nil {
+				return nil, err
+			}
+		}
+		if !bailed {
+			return b.finish(), nil
 		}
 	}
-	return b.finish(), nil
+	panic("unreachable")
 }
 
 func countRegular(ents []os.DirEntry) int {
@@ -268,12 +331,9 @@ func lineAt(data []byte, off int64) int {
 	return bytes.Count(data[:off], []byte{'\n'}) + 1
 }
 
-func (b *builder) file(r io.Reader, name string) error {
-	data, err := io.ReadAll(r)
-	if err != nil {
-		return err
-	}
-	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+// file is the general reader: one trace file's bytes (BOM removed) through
+// encoding/json.
+func (b *builder) file(data []byte, name string) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	trimmed := bytes.TrimLeft(data, " \t\r\n")
@@ -302,13 +362,7 @@ func (b *builder) file(r io.Reader, name string) error {
 			return history.Errorf(name, lineAt(data, at), "record "+strconv.Itoa(n), "invalid trace record: %v", err)
 		}
 		if err := b.record(&rec); err != nil {
-			err.File, err.Line = name, lineAt(data, off)+leadingNewlines(data, off)
-			if err.Field == "" {
-				err.Field = "record " + strconv.Itoa(n)
-			} else {
-				err.Field = "record " + strconv.Itoa(n) + "." + err.Field
-			}
-			return err
+			return recordErr(err, data, name, off, n)
 		}
 	}
 	if array {
@@ -320,6 +374,17 @@ func (b *builder) file(r io.Reader, name string) error {
 		}
 	}
 	return nil
+}
+
+// recordErr places an error of record n, which began after offset off.
+func recordErr(err *history.InputError, data []byte, name string, off int64, n int) error {
+	err.File, err.Line = name, lineAt(data, off)+leadingNewlines(data, off)
+	if err.Field == "" {
+		err.Field = "record " + strconv.Itoa(n)
+	} else {
+		err.Field = "record " + strconv.Itoa(n) + "." + err.Field
+	}
+	return err
 }
 
 // leadingNewlines counts the white-space newlines between off and the
@@ -368,12 +433,14 @@ func (b *builder) record(rec *record) *history.InputError {
 		b.modes = true
 	}
 	thread := rec.ThreadID.S
-	key := thread + "\x00" + rec.TransactionID.S
-	i, ok := b.open[key]
+	b.buf = append(append(append(b.buf[:0], thread...), 0), rec.TransactionID.S...)
+	i, ok := b.open[string(b.buf)]
 	var t *history.Txn
+	key := ""
 	if ok {
 		t = b.pending[i]
 	} else {
+		key = string(b.buf)
 		sess := b.h.Sessions.Str(thread)
 		t = &history.Txn{Session: sess, Seq: b.seq[sess], Status: history.Unknown, ID: rec.TransactionID.S,
 			HasTime: hasTime, Invoke: st, Complete: fin}
@@ -403,8 +470,8 @@ func (b *builder) record(rec *record) *history.InputError {
 			}
 		}
 		b.order = append(b.order, t)
-		b.pending[b.open[key]] = nil
-		delete(b.open, key)
+		b.pending[b.open[string(b.buf)]] = nil
+		delete(b.open, string(b.buf))
 		return nil
 	}
 	if rec.Exception != "" {
@@ -418,7 +485,8 @@ func (b *builder) record(rec *record) *history.InputError {
 				b.h.Ignore("table-level tuple (no primary key)", 1)
 				continue
 			}
-			if len(tp.ValueMap) == 0 {
+			cols := tp.columns()
+			if len(cols) == 0 {
 				if kind == history.Write && typ == "DELETE" {
 					b.h.Ignore("deleted tuple without columns", 1)
 				} else {
@@ -426,18 +494,16 @@ func (b *builder) record(rec *record) *history.InputError {
 				}
 				continue
 			}
-			cols := make([]string, 0, len(tp.ValueMap))
-			for c := range tp.ValueMap {
-				cols = append(cols, c)
-			}
-			sort.Strings(cols)
-			for _, c := range cols {
-				v := tp.ValueMap[c]
-				op := history.Op{Kind: kind, Key: b.h.Keys.Str(tp.Table.S + "," + tp.PrimaryKey.S + "#" + c), Value: history.NoValue}
+			for _, cv := range cols {
+				c, v := cv.c, cv.v
+				b.buf = append(append(append(append(append(b.buf[:0], tp.Table.S...), ','), tp.PrimaryKey.S...), '#'), c...)
+				op := history.Op{Kind: kind, Key: b.h.Keys.StrBytes(b.buf), Value: history.NoValue}
 				switch {
 				case kind == history.Write && typ == "DELETE":
 					op.Value = b.h.Values.Str("<deleted>")
 				case !v.Set:
+				case v.hasN:
+					op.Value = b.h.Values.Int(v.n)
 				case v.IsNum:
 					if n, err := strconv.ParseInt(v.S, 10, 64); err == nil {
 						op.Value = b.h.Values.Int(n)

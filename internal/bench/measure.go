@@ -180,16 +180,7 @@ type statSink struct {
 }
 
 func (c *statSink) WriteTxn(h *history.History, t *history.Txn) error {
-	c.stats.Txns++
-	c.stats.Ops += len(t.Ops)
-	switch t.Status {
-	case history.Committed:
-		c.stats.Committed++
-	case history.Aborted:
-		c.stats.Aborted++
-	default:
-		c.stats.Unknown++
-	}
+	c.stats.Count(t)
 	return c.Writer.WriteTxn(h, t)
 }
 

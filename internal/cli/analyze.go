@@ -66,7 +66,8 @@ OBSERVED. --record-db URL runs --workload (default tpcc) at the level itself
 with txray run's recorder and analyses its trace and history.
 
 Exit codes: 0 no Δ cycle; 1 Δ cycles found; 2 usage or input error; 3 unknown (nothing
-analysed, or the set cover stopped before every Δ cycle was broken).`,
+analysed, no Δ cycle but some statements unparsable, or the set cover stopped before every
+Δ cycle was broken).`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 && f.recordDB == "" {
 				return UsageErrorf("analyze needs at least one TRACE file (use - for stdin), or --record-db")
@@ -220,6 +221,14 @@ func runAnalyze(cmd *cobra.Command, args []string, f *analyzeFlags) error {
 	if analysedClasses(rep) == 0 {
 		fmt.Fprintf(cmd.ErrOrStderr(), "txray analyze: nothing analysed: %d statements read, %d unparsable, no transaction with a table access (wrong --format or --dialect?); verdict unknown\n",
 			rep.Trace.Statements, rep.Trace.Unparsable)
+		return Exit(ExitUnknown)
+	}
+	// A statement left out (unparsable) may be the read or write that
+	// closes a Δ cycle: "no Δ cycle" is then no claim about its
+	// transaction.
+	if rep.Trace.Unparsable > 0 {
+		fmt.Fprintf(cmd.ErrOrStderr(), "txray analyze: no Δ cycle among the statements parsed, but %d statements could not be parsed and were left out; verdict unknown\n",
+			rep.Trace.Unparsable)
 		return Exit(ExitUnknown)
 	}
 	if rep.Incomplete {

@@ -125,6 +125,34 @@ func TestAnalyzeNothingAnalysedIsUnknown(t *testing.T) {
 	}
 }
 
+// A statement that could not be parsed is left out; it may be the write
+// that closes a Δ cycle (here the UPDATE of a read-modify-write, a lost
+// update at read committed), so "no Δ cycle" among the rest is no claim:
+// exit 3 (unknown) with the reason, never 0. With the statement parsable the
+// cycle is found (exit 1).
+func TestAnalyzeUnparsableStatementIsNotNoCycle(t *testing.T) {
+	dir := t.TempDir()
+	broken := filepath.Join(dir, "broken.trace")
+	trace := strings.Replace(lostUpdateTrace, "UPDATE item", "UPDAT item", 1)
+	if err := os.WriteFile(broken, []byte(trace), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := genMain("analyze", broken)
+	if code != ExitUnknown || !strings.Contains(errs, "could not be parsed") || strings.Contains(out, "no anomaly of these transactions is possible") {
+		t.Errorf("unparsable UPDATE: exit %d, want 3 with a reason\n%s\n%s", code, out, errs)
+	}
+	if code, _, _ := genMain("analyze", "--json", broken); code != ExitUnknown {
+		t.Errorf("unparsable UPDATE, --json: exit %d, want 3", code)
+	}
+	whole := filepath.Join(dir, "whole.trace")
+	if err := os.WriteFile(whole, []byte(lostUpdateTrace), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errs := genMain("analyze", whole); code != ExitInvalid {
+		t.Errorf("parsable: exit %d, want 1\n%s\n%s", code, out, errs)
+	}
+}
+
 // A gzip-compressed trace (.gz, as isodiff/testdata keeps them) is read
 // as the trace it holds: the same report as the plain file; a file that
 // starts like gzip but is corrupt is an input error (exit 2).

@@ -49,7 +49,7 @@ func (f *checkFlags) add(c *cobra.Command, withFormat bool) {
 	if withFormat {
 		fl.StringVarP(&f.format, "format", "f", "auto", "input format: auto|"+strings.Join(formatNames(), "|"))
 	}
-	fl.StringVarP(&f.checker, "checker", "c", "auto", "checker: auto (strongest the evidence allows), all (every applicable one), or names separated by commas: "+strings.Join(check.Names(), ", "))
+	fl.StringVarP(&f.checker, "checker", "c", "auto", "checker: auto (strongest the evidence allows; when it cannot decide, the next applicable one), all (every applicable one), or names separated by commas: "+strings.Join(check.Names(), ", "))
 	fl.BoolVar(&f.json, "json", false, "print one JSON object per input on stdout, failed inputs included (docs/json-output.md)")
 	fl.StringVarP(&f.out, "out", "o", "", "write report.html and report.json into this directory (created if needed)")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "print every cycle step, decoder notes and the full reasons checkers did not apply")
@@ -417,16 +417,32 @@ func onDB(db string) string {
 // checkHistoryCtx runs the selected checkers on h under ctx and returns
 // the report input and the exit code for this history. A checker stopped by
 // ctx's deadline gives verdict unknown.
+//
+// --checker auto runs the strongest applicable checker; when it cannot
+// decide (verdict unknown, e.g. emme on a predicate read whose version is
+// ambiguous without version sets), the next applicable one runs, and so on
+// until one decides: the deciding result is the primary one (results[0],
+// the exit code follows it) and the undecided ones follow it, each with its
+// reason. A deadline stops the fallback.
 func checkHistoryCtx(ctx context.Context, file string, h *history.History, f *checkFlags, params map[string]string, start time.Time) (*report.Input, int, error) {
 	mdl, why := pickModelWhy(f.model, h)
+	auto := f.checker == "" || f.checker == "auto"
 	checkers, notApp, err := selectCheckers(h, mdl, f.checker)
 	if err != nil {
 		return nil, ExitUsage, err
 	}
+	if auto {
+		checkers, _ = check.Pick(h, mdl) // strongest first; the loop stops at the first decision
+	}
 	in := &report.Input{File: file, History: h, NotApplicable: notApp, ModelWhy: why}
 	opts := check.Options{Model: mdl, MaxAnomalies: f.maxPerType(), Budget: f.budget, Params: params,
 		Progress: progress.Func(f.quiet || f.json)}
-	for _, c := range checkers {
+	for i, c := range checkers {
+		if auto && i > 0 {
+			if prev := in.Results[i-1]; prev.Verdict != check.Unknown || ctx.Err() != nil {
+				break
+			}
+		}
 		if ctx.Err() != nil {
 			in.Results = append(in.Results, timedOut(c.Name(), mdl, f.timeout))
 			continue
@@ -447,6 +463,12 @@ func checkHistoryCtx(ctx context.Context, file string, h *history.History, f *ch
 		in.Results = append(in.Results, r)
 	}
 	in.Elapsed = time.Since(start)
+	if last := len(in.Results) - 1; auto && last > 0 && in.Results[last].Verdict != check.Unknown {
+		// The last result decided after stronger checkers could not: it
+		// leads. (When none decided, the strongest one's reason leads.)
+		in.Results = append([]*check.Result{in.Results[last]}, in.Results[:last]...)
+		return in, verdictCode(in.Results[:1]), nil
+	}
 	return in, verdictCode(in.Results), nil
 }
 

@@ -259,15 +259,6 @@ func (s tkSink) WriteTxn(h *history.History, t *history.Txn) error {
 func (tkSink) WriteVersionOrder(*history.History, int32, []int32) error { return nil }
 
 func (c *countSink) WriteTxn(h *history.History, t *history.Txn) error {
-	c.stats.Txns++
-	c.stats.Ops += len(t.Ops)
-	switch t.Status {
-	case history.Committed:
-		c.stats.Committed++
-	case history.Aborted:
-		c.stats.Aborted++
-	default:
-		c.stats.Unknown++
-	}
+	c.stats.Count(t)
 	return c.Sink.WriteTxn(h, t)
 }

@@ -33,6 +33,15 @@ func TestPromiseLine(t *testing.T) {
 			}
 		})
 	}
+	// checked under a weaker model: finding nothing decides nothing
+	for _, checked := range []string{"read-committed", "mariadb:repeatable-read"} {
+		if got := promiseLine("mariadb", "repeatable-read", checked, &check.Result{Verdict: check.Valid}); !strings.Contains(got, "not decided") {
+			t.Errorf("checked under %s: %q, want not decided", checked, got)
+		}
+	}
+	if got := promiseLine("postgres", "repeatable-read", "postgres:serializable", &check.Result{Verdict: check.Valid}); !strings.Contains(got, "kept") {
+		t.Errorf("checked under a stronger profile: %q, want kept", got)
+	}
 	if got := promiseLine("postgres", "serializable", "serializable", &check.Result{}); got != "" {
 		t.Errorf("same model: %q, want no line", got)
 	}

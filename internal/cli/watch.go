@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -12,6 +11,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -38,6 +38,7 @@ func newWatchCmd() *cobra.Command {
 		asJSON      bool
 		maxPerType  int
 		memLimit    int64
+		spillLimit  int64
 		checker     string
 		readTimeout time.Duration
 		maxBody     int64
@@ -113,7 +114,7 @@ txray check.`,
 			}
 			hc := watchHTTPConfig{addr: httpAddr, readTimeout: readTimeout, maxBody: maxBody}
 			if checker == "leopard" {
-				return watchLeopard(cmd, model, follow, hc, maxPerType, asJSON, finalAfter, tick, memLimit)
+				return watchLeopard(cmd, model, follow, hc, maxPerType, asJSON, finalAfter, tick, memLimit, spillLimit)
 			}
 			if checker != "aion" {
 				return UsageErrorf("--checker must be aion or leopard")
@@ -189,6 +190,7 @@ txray check.`,
 	f.StringVar(&initial, "initial-value", "null", "value of every key before any write: null or 0")
 	f.DurationVar(&finalAfter, "final-after", time.Second, "arrival window: aion Ext verdicts become final, and leopard dispatches traces, this long after arrival (state is kept this long)")
 	f.Int64Var(&memLimit, "memory-limit", 900, "soft memory limit for the Go runtime in MiB (0 = none; with a limit the GC runs at 300% heap growth, and both checkers keep at most about half of it in per-key state, forgetting the coldest settled keys beyond that: a later read of one makes the verdict unknown)")
+	f.Int64Var(&spillLimit, "spill-limit", 1024, "leopard: disk the spill file of explanation records may use, in MiB (0 = no bound; beyond it the oldest records are dropped and explanations naming them say so)")
 	f.DurationVar(&tick, "tick", 250*time.Millisecond, "how often to finalise verdicts, collect garbage and refresh the status line")
 	f.BoolVar(&asJSON, "json", false, "print the final result as one JSON object")
 	f.IntVar(&maxPerType, "max-anomalies", check.DefaultMaxPerType, "anomalies listed per type; 0 lists all (the totals per type are always complete)")
@@ -209,6 +211,10 @@ func aionMaxKeys(memLimit int64) int {
 	}
 	return int(memLimit << 20 / 2 / aion.KeyBytes)
 }
+
+// readBlock is how much consume reads at once (a batch holds one such
+// block, cut after its last complete line).
+const readBlock = 1 << 17
 
 type watcher struct {
 	mu     sync.Mutex
@@ -349,14 +355,14 @@ func (w *watcher) ticker(ctx context.Context, every time.Duration, done chan str
 }
 
 // consume feeds every transaction read from r to the checker, in input
-// order. Three stages run concurrently: a reader goroutine reads complete
-// lines into batches (outside any lock: a read may block indefinitely on a
-// live stream); decoder goroutines (one per CPU the runtime may use, at
-// most 4) decode batches in parallel, each with its own aion.Reader (key
-// and string ids are interned under the checker's own lock, so which
-// decoder interns first does not matter: ids are only compared); the
-// checker goroutine adds each batch under w.mu in the order the lines were
-// read. A bad line is reported, counted and skipped (decodeLines); only a
+// order. Three stages run concurrently: a reader goroutine reads blocks of
+// input into batches of complete lines (outside any lock: a read may block
+// indefinitely on a live stream); decoder goroutines (one per CPU the
+// runtime may use, at most 4) decode batches in parallel, each with its own
+// aion.Reader (string values are interned under the checker's own lock, so
+// which decoder interns first does not matter: ids are only compared; keys
+// are left raw and interned by the checker); the checker goroutine adds
+// each batch under w.mu in the order the lines were read. A bad line is reported, counted and skipped (decodeLines); only a
 // read error ends the stream. On cancellation every batch already read is
 // still decoded and added, so nothing received is lost; a read blocked
 // waiting for input is abandoned.
@@ -378,7 +384,11 @@ func (w *watcher) consume(ctx context.Context, r io.Reader, name string) error {
 	labels := pprof.Labels("watch", "decode")
 	go pprof.Do(ctx, labels, func(context.Context) {
 		defer close(work)
-		br := bufio.NewReaderSize(r, 1<<20)
+		// Blocks of input are read straight into the batch buffer and
+		// cut after their last newline; the partial line after it starts
+		// the next batch. A batch is handed over as soon as it holds a
+		// complete line (a live stream's lines are not held back).
+		var carry []byte
 		base := 0
 		for {
 			var buf []byte
@@ -387,28 +397,38 @@ func (w *watcher) consume(ctx context.Context, r io.Reader, name string) error {
 			default:
 				buf = make([]byte, 0, 1<<18)
 			}
-			buf = buf[:0]
-			lines := 0
+			// carry may lie in this very buffer (recycled): append
+			// moves it to the front (memmove handles the overlap)
+			buf = append(buf[:0], carry...)
+			carry = nil
 			var rerr error
-			for lines < 512 && len(buf) < 1<<17 {
-				waiting.Store(br.Buffered() == 0)
-				b, err := br.ReadSlice('\n')
-				waiting.Store(false)
-				buf = append(buf, b...)
-				if err == bufio.ErrBufferFull {
-					continue
+			for {
+				if cap(buf)-len(buf) < 1<<12 {
+					buf = slices.Grow(buf, cap(buf))
 				}
+				free := buf[len(buf):cap(buf)]
+				if len(free) > readBlock {
+					free = free[:readBlock]
+				}
+				waiting.Store(true)
+				n, err := r.Read(free)
+				waiting.Store(false)
+				buf = buf[:len(buf)+n]
 				if err != nil {
 					rerr = err
-					if len(b) > 0 {
-						lines++ // a last line without newline
-					}
 					break
 				}
-				lines++
-				if br.Buffered() == 0 {
-					break // hand over what we have rather than wait for more
+				if n > 0 && bytes.IndexByte(buf[len(buf)-n:], '\n') >= 0 {
+					break
 				}
+			}
+			if rerr == nil {
+				cut := bytes.LastIndexByte(buf, '\n') + 1
+				carry, buf = buf[cut:], buf[:cut]
+			}
+			lines := bytes.Count(buf, []byte{'\n'})
+			if rerr != nil && len(buf) > 0 && buf[len(buf)-1] != '\n' {
+				lines++ // a last line without newline
 			}
 			j := &job{buf: buf, base: base, rerr: rerr, ready: make(chan struct{})}
 			base += lines

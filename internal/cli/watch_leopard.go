@@ -52,27 +52,44 @@ type beginSample struct {
 }
 
 // leopardMaxKeys is the key bound of the online verifier under a memory
-// limit of memLimit MiB (0 = none): half the limit in retained key slots
-// (leopard.KeySlotBytes each; the other half is for the arrival window,
-// the keys still being worked on and the decoder's key table). Beyond it
-// the verifier forgets the oldest settled keys, and a later read of one
-// makes the verdict unknown (leopard.OnlineOptions.MaxKeys).
+// limit of memLimit MiB (0 = none): half the limit in retained keys, each
+// a key slot (leopard.KeySlotBytes) and leopard.KeyTableIds entries of the
+// decoder's key table (keyTableBytes each; the table holds at most that
+// many ids per retained key, forgotten keys' ids being recycled beyond
+// it); the other half is for the arrival window and the keys still
+// being worked on. Beyond it the verifier forgets the oldest settled
+// keys, and a later read of one makes the verdict unknown
+// (leopard.OnlineOptions.MaxKeys).
 func leopardMaxKeys(memLimit int64) int {
 	if memLimit <= 0 {
 		return 0
 	}
-	return int(memLimit << 20 / 2 / leopard.KeySlotBytes)
+	return int(memLimit << 20 / 2 / (leopard.KeySlotBytes + leopard.KeyTableIds*keyTableBytes))
 }
 
-func newLeopardWatcher(modelName string, maxPerType int, name string, window time.Duration, maxKeys int) (*leopardWatcher, error) {
+// keyTableBytes is what a key costs in a recycling key interner (maps
+// only, history.NewRecyclingInterner): measured 52 bytes per key on the
+// 10M-transaction stream of docs/benchmarks.md (map entry, id table, at
+// the map's growth points), rounded up.
+const keyTableBytes = 56
+
+func newLeopardWatcher(modelName string, maxPerType int, name string, window time.Duration, maxKeys int, spillLimit int64) (*leopardWatcher, error) {
 	dec := jsonl.NewLineDecoder(name)
 	h := dec.History()
+	// Under a key bound, forgotten keys' ids are recycled (the decoder's
+	// key table stays bounded by the keys retained), and idle sessions'
+	// ids are released with their state (leopard.OnlineOptions).
+	if maxKeys > 0 {
+		h.Keys = history.NewRecyclingInterner()
+	}
+	h.Sessions = history.NewRecyclingInterner()
 	// Values only need to compare equal and render: integer values are
 	// their own ids, so the interner does not keep every value the
 	// stream ever wrote (a table of them grew by about 17 bytes per
 	// write without bound). Nothing here sizes a table by value id.
 	h.Values = history.NewIdentityInterner()
-	on, err := leopard.NewOnlineModel(modelName, leopard.OnlineOptions{Keys: h.Keys, Values: h.Values, MaxPerType: maxPerType, Window: true, MaxKeys: maxKeys})
+	on, err := leopard.NewOnlineModel(modelName, leopard.OnlineOptions{Keys: h.Keys, Values: h.Values, MaxPerType: maxPerType, Window: true,
+		MaxKeys: maxKeys, RecycleKeys: maxKeys > 0, ForgetSessions: true, OnForgetSession: dec.ForgetSession, SpillLimit: spillLimit})
 	if err != nil {
 		return nil, UsageErrorf("--model: %v", err)
 	}
@@ -222,12 +239,15 @@ func (w *leopardWatcher) status() any {
 }
 
 // watchLeopard is the leopard branch of `txray watch`.
-func watchLeopard(cmd *cobra.Command, model, follow string, hc watchHTTPConfig, maxPerType int, asJSON bool, window, tick time.Duration, memLimit int64) error {
+func watchLeopard(cmd *cobra.Command, model, follow string, hc watchHTTPConfig, maxPerType int, asJSON bool, window, tick time.Duration, memLimit, spillLimit int64) error {
 	name := "<stdin>"
 	if follow != "" {
 		name = follow
 	}
-	w, err := newLeopardWatcher(model, maxPerType, name, window, leopardMaxKeys(memLimit))
+	if spillLimit < 0 {
+		return UsageErrorf("--spill-limit must be >= 0 (MiB; 0 = no bound)")
+	}
+	w, err := newLeopardWatcher(model, maxPerType, name, window, leopardMaxKeys(memLimit), spillLimit<<20)
 	if err != nil {
 		return err
 	}

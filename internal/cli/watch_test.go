@@ -259,3 +259,57 @@ func TestWatchHTTP(t *testing.T) {
 		t.Fatalf("%+v", r)
 	}
 }
+
+// TestWatchBlocksCutAtLines: consume reads blocks of input and cuts them
+// after the last complete line; lines split across reads of any size
+// (one byte at a time, or half the block), a line longer than the read
+// block, and a last line without a newline are all decoded whole, and bad
+// lines are reported with their own line numbers.
+func TestWatchBlocksCutAtLines(t *testing.T) {
+	var long strings.Builder
+	long.WriteString(`{"id":"L","session":"d","status":"committed","start_ts":7,"commit_ts":8,"ops":[`)
+	for i := 0; long.Len() < 3*readBlock; i++ {
+		if i > 0 {
+			long.WriteByte(',')
+		}
+		long.WriteString(`{"f":"r","k":"y","v":null}`)
+	}
+	long.WriteString("]}")
+	in := fig15T1 + "\n" + "{bad\n" + fig15T2 + "\n" + long.String() + "\n" + "{\"id\":\"Q\"}\n" + fig15T3
+	for name, wrap := range map[string]func(io.Reader) io.Reader{
+		"whole":   func(r io.Reader) io.Reader { return r },
+		"onebyte": func(r io.Reader) io.Reader { return &smallReads{r: r, n: 1} },
+		"odd":     func(r io.Reader) io.Reader { return &smallReads{r: r, n: readBlock/2 + 7} },
+	} {
+		t.Run(name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			root := NewRoot(&out, &errb)
+			root.SetIn(wrap(strings.NewReader(in)))
+			root.SetArgs([]string{"watch", "--json"})
+			root.Execute()
+			r := parseWatch(t, out.String())
+			if r.Stats["txns_accepted"] != float64(4) || r.Stats["rejected_records"] != float64(2) {
+				t.Fatalf("stats %v", r.Stats)
+			}
+			if r.Valid != false || len(r.AnomalyTypes) != 1 || r.AnomalyTypes[0] != "ext" {
+				t.Fatalf("verdict %v %v (T3's stale read of x)", r.Valid, r.AnomalyTypes)
+			}
+			if !strings.Contains(errb.String(), "<stdin>:2") || !strings.Contains(errb.String(), "<stdin>:5") {
+				t.Fatalf("bad lines 2 and 5 not named: %s", errb.String())
+			}
+		})
+	}
+}
+
+// smallReads returns at most n bytes per Read.
+type smallReads struct {
+	r io.Reader
+	n int
+}
+
+func (s *smallReads) Read(p []byte) (int, error) {
+	if len(p) > s.n {
+		p = p[:s.n]
+	}
+	return s.r.Read(p)
+}

@@ -114,6 +114,12 @@ type TxnEvidence struct {
 	// CommitTS is a commit position known at commit time (MariaDB GTID
 	// sequence number); PostgreSQL positions come from a CommitStream.
 	CommitTS history.Timestamp
+	// Marks is the MariaDB/MySQL snapshot marker vector the transaction's
+	// first consistent read saw ("session:seq,..."), and MarkSession and
+	// MarkSeq the marker it wrote itself (see Options.Snapshots); empty
+	// and zero without marker capture.
+	Marks                string
+	MarkSession, MarkSeq int64
 	// LegacyXID and LegacySnapshot are what PostgreSQL's earlier capture,
 	// SELECT pg_current_xact_id(), pg_current_snapshot() right after
 	// BEGIN in every transaction, returns; only for differential tests
@@ -185,6 +191,11 @@ type Options struct {
 	// Record asks the adapter to collect evidence (xid, snapshot, GTID).
 	// With Record false (the overhead baseline) it issues no extra SQL.
 	Record bool
+	// Snapshots asks the MariaDB/MySQL adapter, at REPEATABLE READ, to
+	// capture each transaction's read view with snapshot markers
+	// (mysnap.go), for version sets of predicate reads. Other adapters
+	// and levels ignore it. Needs Record.
+	Snapshots bool
 	// Warn is called once per limitation the server imposes (e.g.
 	// wal_level below logical).
 	Warn func(msg string)

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/go-sql-driver/mysql"
 )
@@ -31,6 +32,9 @@ type myDB struct {
 	lockName string
 	// dsn is the address as given, for scrubbing messages.
 	dsn string
+	// snapshot markers (mysnap.go)
+	marksOnce sync.Once
+	marksErr  error
 }
 
 // Exclusive takes the named lock "txray_run:<database>" with GET_LOCK on a
@@ -218,6 +222,12 @@ func (m *myDB) Conn(ctx context.Context) (Conn, error) {
 		return nil, err
 	}
 	sc := &sqlConn{c: c, begin: "START TRANSACTION", classify: classifyMySQL}
+	if m.o.Record && m.o.Snapshots && m.o.Level == RepeatableRead {
+		if err := m.withSnapMarks(cctx, c, sc); err != nil {
+			c.Close()
+			return nil, err
+		}
+	}
 	if !m.gtid {
 		return sc, nil
 	}

@@ -9,9 +9,19 @@ import (
 // sqlConn is a Conn over one dedicated database/sql connection; SQLite and
 // MySQL share it and differ in begin SQL, classification and evidence.
 type sqlConn struct {
-	c        *sql.Conn
-	begin    string
-	classify func(err error, atCommit bool) (Outcome, Class)
+	c     *sql.Conn
+	begin string
+	// beginQuery, if set, replaces begin: one round trip of several
+	// statements, the transaction's start first; it returns the
+	// statements to send and reads their results into the evidence
+	// (MariaDB snapshot markers, mysnap.go). beginWrites: it writes, so
+	// the transaction counts as a writer at COMMIT.
+	beginQuery  func() string
+	beginScan   func(rows *sql.Rows, ev *TxnEvidence) error
+	beginWrites bool
+	// beforeClose, if set, runs (best effort) before the session closes.
+	beforeClose func(c *sql.Conn)
+	classify    func(err error, atCommit bool) (Outcome, Class)
 	// commitQuery, if set, replaces COMMIT: one round
 	// trip of several statements, COMMIT first; commitScan reads the
 	// evidence from the result set after COMMIT's.
@@ -43,6 +53,20 @@ func (s *sqlConn) Begin(ctx context.Context) error {
 	s.wrote = false
 	ctx, cancel := bounded(ctx, s.timeout)
 	defer cancel()
+	if s.beginQuery != nil {
+		rows, err := s.c.QueryContext(ctx, s.beginQuery())
+		if err != nil {
+			return err
+		}
+		err = s.beginScan(rows, &s.ev)
+		if cerr := rows.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			s.wrote = s.beginWrites
+		}
+		return err
+	}
 	_, err := s.c.ExecContext(ctx, s.begin)
 	return err
 }
@@ -112,4 +136,9 @@ func (s *sqlConn) Classify(err error, atCommit bool) (Outcome, Class) {
 	return s.classify(err, atCommit)
 }
 
-func (s *sqlConn) Close() error { return s.c.Close() }
+func (s *sqlConn) Close() error {
+	if s.beforeClose != nil {
+		s.beforeClose(s.c)
+	}
+	return s.c.Close()
+}

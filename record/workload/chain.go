@@ -120,16 +120,11 @@ func queryOne[T any](ctx context.Context, c db.Conn, q string, args ...any) (*T,
 		return nil, 0, err
 	}
 	var v *T
-	n := 0
-	for rows.Next() {
-		if err := rows.Scan(&v); err != nil {
-			rows.Close()
-			return nil, n, err
-		}
-		n++
+	n, err := scanRows(rows, nil, &v)
+	if err != nil {
+		return nil, n, err
 	}
-	rows.Close()
-	return v, n, rows.Err()
+	return v, n, nil
 }
 
 func (vc *versionChain) write(ctx context.Context, c db.Conn, o *Op, k, v int64) error {

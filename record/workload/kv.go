@@ -185,16 +185,8 @@ func (w *kv) readReg(ctx context.Context, c db.Conn, k int64, rec *Recorder) err
 		return err
 	}
 	var v sql.NullInt64
-	n := 0
-	for rows.Next() {
-		if err := rows.Scan(&v); err != nil {
-			rows.Close()
-			return err
-		}
-		n++
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+	n, err := scanRows(rows, nil, &v)
+	if err != nil {
 		return err
 	}
 	if n > 1 {
@@ -213,16 +205,8 @@ func (w *kv) readList(ctx context.Context, c db.Conn, k int64, rec *Recorder) er
 		return err
 	}
 	var v sql.NullString
-	n := 0
-	for rows.Next() {
-		if err := rows.Scan(&v); err != nil {
-			rows.Close()
-			return err
-		}
-		n++
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+	n, err := scanRows(rows, nil, &v)
+	if err != nil {
 		return err
 	}
 	if n > 1 {

@@ -271,6 +271,7 @@ func (w *predicate) update(ctx context.Context, c db.Conn, g *Gen, s Spec, rec *
 		q := w.read
 		if w.forUpdate {
 			q += " FOR UPDATE"
+			rec.Ops[i].Pred.Locking = true
 		}
 		rows, err := c.Query(ctx, q, s.Lo, s.Hi)
 		if err != nil {
@@ -339,6 +340,7 @@ func (w *predicate) delete(ctx context.Context, c db.Conn, g *Gen, s Spec, rec *
 		q := w.read
 		if w.forUpdate {
 			q += " FOR UPDATE"
+			rec.Ops[i].Pred.Locking = true
 		}
 		rows, err := c.Query(ctx, q, s.Lo, s.Hi)
 		if err != nil {
@@ -387,21 +389,15 @@ func (w *predicate) delete(ctx context.Context, c db.Conn, g *Gen, s Spec, rec *
 func scanPredRows(rows db.Rows, add func(PredRow), extra ...any) error {
 	var k int64
 	var v *int64
-	dest := append([]any{&k, &v}, extra...)
-	for rows.Next() {
-		v = nil
-		if err := rows.Scan(dest...); err != nil {
-			rows.Close()
-			return err
-		}
+	_, err := scanRows(rows, func() {
 		r := PredRow{Key: k}
 		if v != nil {
 			r.Value, r.HasValue = *v, true
 		}
 		add(r)
-	}
-	rows.Close()
-	return rows.Err()
+		v = nil
+	}, append([]any{&k, &v}, extra...)...)
+	return err
 }
 
 // keyList renders the keys of xs as a comma-separated list of integers

@@ -122,16 +122,8 @@ func (w *smallbank) read(ctx context.Context, c db.Conn, rec *Recorder, sav bool
 	}
 	var bal int64
 	var ver sql.NullInt64
-	n := 0
-	for rows.Next() {
-		if err := rows.Scan(&bal, &ver); err != nil {
-			rows.Close()
-			return 0, err
-		}
-		n++
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+	n, err := scanRows(rows, nil, &bal, &ver)
+	if err != nil {
 		return 0, err
 	}
 	if n != 1 {

@@ -241,16 +241,8 @@ func (t *tpccTx) readRow(k, q string, args []any, dst ...any) error {
 		return err
 	}
 	var ver sql.NullInt64
-	n := 0
-	for rows.Next() {
-		if err := rows.Scan(append(dst, &ver)...); err != nil {
-			rows.Close()
-			return err
-		}
-		n++
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+	n, err := scanRows(rows, nil, append(dst, &ver)...)
+	if err != nil {
 		return err
 	}
 	if n != 1 {
@@ -585,16 +577,8 @@ func (t *tpccTx) readItem(item int64) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	n := 0
-	for rows.Next() {
-		if err := rows.Scan(&price); err != nil {
-			rows.Close()
-			return 0, err
-		}
-		n++
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+	n, err := scanRows(rows, nil, &price)
+	if err != nil {
 		return 0, err
 	}
 	if n != 1 {

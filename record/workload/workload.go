@@ -75,6 +75,10 @@ type Pred struct {
 	// not in it.
 	Shadow    []PredRow
 	HasShadow bool
+	// Locking: the statement was a locking read (MariaDB/MySQL SELECT ...
+	// FOR UPDATE: an InnoDB current read of the newest committed versions,
+	// not of the transaction's snapshot).
+	Locking bool
 }
 
 // PredRow is one row a predicate read returned: its key (Key, or KeyS when
@@ -144,13 +148,14 @@ type Config struct {
 	// It costs a second connection per client and four statements per read.
 	ShadowVersionSets bool
 	// Deletes (predicate workload; txray run --deletes) makes an eighth of
-	// the writes range DELETEs, recorded as deletes (history.Delete). Off
-	// by default: a range read without a version set (MariaDB, SQLite, and
-	// PostgreSQL's predicate updates and deletes at read committed) cannot
-	// say whether a row it did not return was unborn or deleted once a key
-	// was deleted and re-inserted, so emme's verdict on such runs is often
-	// unknown; with PostgreSQL at repeatable read or serializable every
-	// read has a version set, and enne needs none.
+	// the writes range DELETEs, recorded as deletes (history.Delete). A
+	// range read without a version set cannot say whether a row it did not
+	// return was unborn or deleted once a key was deleted and re-inserted,
+	// so emme's verdict then is often unknown; where every read has a
+	// version set (PostgreSQL at repeatable read and serializable, MariaDB
+	// at repeatable read) it stays definite, and enne needs none.
+	// record.Config.DefaultDeletes (txray run without --deletes) turns it
+	// on exactly there.
 	Deletes bool
 }
 
