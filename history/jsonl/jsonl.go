@@ -520,11 +520,12 @@ func (d *decoder) rowImage(raw json.RawMessage, k, v int32, line int, field stri
 	if string(raw) == "null" {
 		img.Deleted = true
 	} else {
-		var cols map[string]json.RawMessage
-		if err := json.Unmarshal(raw, &cols); err != nil {
+		cols, ok := objectFields(raw)
+		if !ok {
 			return d.err(line, field, "want an object of column values or null (a deleted row)")
 		}
-		for name, cv := range cols {
+		for _, f := range cols {
+			name, cv := f.name, f.value
 			ci := -1
 			for i, c := range tb.Columns {
 				if strings.EqualFold(c, name) {
@@ -549,6 +550,45 @@ func (d *decoder) rowImage(raw json.RawMessage, k, v int32, line int, field stri
 		return d.err(line, field, "%v", err)
 	}
 	return nil
+}
+
+// objField is one member of a JSON object.
+type objField struct {
+	name  string
+	value json.RawMessage
+}
+
+// objectFields returns the members of the JSON object raw in input order,
+// duplicates included (decoding into a map would keep only the last of a
+// repeated name and, ranging over the map, report the first bad column
+// nondeterministically); ok is false if raw is not one valid JSON object.
+func objectFields(raw []byte) (fields []objField, ok bool) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, false
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, false
+		}
+		name, isStr := t.(string)
+		if !isStr {
+			return nil, false
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, false
+		}
+		fields = append(fields, objField{name, v})
+	}
+	if t, err := dec.Token(); err != nil || t != json.Delim('}') {
+		return nil, false
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, false // trailing data
+	}
+	return fields, true
 }
 
 // cell decodes a column value: an integer, a string or null.

@@ -409,3 +409,32 @@ func TestVersionOrderOnePerKey(t *testing.T) {
 		})
 	}
 }
+
+// TestParallelValueIDsInInputOrder: the parallel merge interns values in
+// the order the sequential decoder does, op by op, list elements in place
+// (it once interned all scalar values of a transaction before its list
+// elements, so "" got value id 0 here instead of 10; fuzz corpus
+// FuzzParallel/10826a44ab2a3b6d).
+func TestParallelValueIDsInInputOrder(t *testing.T) {
+	oldMin, oldChunk := parallelMin, chunkSize
+	defer func() { parallelMin, chunkSize = oldMin, oldChunk }()
+	parallelMin, chunkSize = 0, 16
+	in := `{"status":"commit","ops":[{"f":"r","k":0,"v":[10,"s",11]},{"f":"a","k":"","v":""},{"f":"r","k":1,"v":[12]}]}` + "\n"
+	h1, err1 := decode(strings.NewReader(in), history.DecodeOptions{Name: "p"}, false)
+	h2, err2 := Decode(strings.NewReader(in), history.DecodeOptions{Name: "p", SizeHint: int64(len(in))})
+	if err1 != nil || err2 != nil {
+		t.Fatalf("errors %v / %v", err1, err2)
+	}
+	want := []history.Scalar{{I: 10}, {S: "s", IsStr: true}, {I: 11}, {S: "", IsStr: true}, {I: 12}}
+	for _, h := range []*history.History{h1, h2} {
+		if h.Values.Len() != len(want) {
+			t.Fatalf("%d values, want %d", h.Values.Len(), len(want))
+		}
+		for i, w := range want {
+			if g := h.Values.Get(int32(i)); g != w {
+				t.Errorf("value id %d = %+v, want %+v", i, g, w)
+			}
+		}
+	}
+	sameHistory(t, h1, h2)
+}

@@ -255,6 +255,12 @@ func (l *lazyMap) get(id int32) int32 {
 	return g
 }
 
+// remapTxn rewrites t's chunk-local ids to global ones. Values are
+// interned in the order a sequential decode interns them: op by op, each
+// op's scalar value or its list elements in list order (raw integers and
+// interned strings alike). Remapping all scalar values before all list
+// elements gave, e.g., [{"f":"r","k":0,"v":[10]},{"f":"a","k":"","v":""}]
+// other value ids than the sequential decode ("" before 10).
 func remapTxn(t *history.Txn, km, vm, sm *lazyMap, raw []int64) {
 	if t.Session >= 0 {
 		t.Session = sm.get(t.Session)
@@ -262,15 +268,18 @@ func remapTxn(t *history.Txn, km, vm, sm *lazyMap, raw []int64) {
 	for j := range t.Ops {
 		o := &t.Ops[j]
 		o.Key = km.get(o.Key)
-		if o.Value != history.NoValue {
+		if o.IsList {
+			off, n := o.ListSpan()
+			l := t.Lists[off : off+n]
+			for k, v := range l {
+				if v <= -2 {
+					l[k] = vm.global.Int(raw[-2-v])
+				} else {
+					l[k] = vm.get(v)
+				}
+			}
+		} else if o.Value != history.NoValue {
 			o.Value = vm.get(o.Value)
-		}
-	}
-	for k, v := range t.Lists {
-		if v <= -2 {
-			t.Lists[k] = vm.global.Int(raw[-2-v])
-		} else {
-			t.Lists[k] = vm.get(v)
 		}
 	}
 }

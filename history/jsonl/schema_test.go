@@ -72,10 +72,30 @@ func TestRowImageErrors(t *testing.T) {
 		{hdr + `{"status":"ok","ops":[{"f":"r","k":"t:1","v":1,"row":{"c":1}}]}`, "ops[0].row"},
 		{hdr + `{"status":"ok","ops":[{"f":"w","k":"t:1","v":1,"row":{"c":1}},{"f":"w","k":"t:1","v":1,"row":{"c":2}}]}`, "ops[1].row"},
 		{hdr + `{"status":"ok","ops":[{"f":"w","k":"t:1","v":1,"row":{"c":1}}]}` + "\n" + `{"txray":1}`, "tables"},
+		// the first bad column in input order is reported
+		{hdr + `{"status":"ok","ops":[{"f":"w","k":"t:1","v":1,"row":{"c":1,"x":1,"y":2}}]}`, "ops[0].row.x:"},
+		{hdr + `{"status":"ok","ops":[{"f":"w","k":"t:1","v":1,"row":{"c":1,"c":2}}]}`, "ops[0].row.c: column given twice"},
+		{hdr + `{"status":"ok","ops":[{"f":"w","k":"t:1","v":1,"row":{"c":1,"C":2}}]}`, "ops[0].row.C: column given twice"},
 	} {
 		_, err := Decode(strings.NewReader(c.in), history.DecodeOptions{Name: "e.jsonl"})
 		if err == nil || !history.IsInputError(err) || !strings.Contains(err.Error(), c.field) {
 			t.Errorf("%s: error %v, want an input error naming %s", c.in, err, c.field)
+		}
+	}
+}
+
+// TestRowImageBadColumnDeterministic: with several undeclared columns the
+// error names the first in input order, every time (the decoder once ranged
+// over a map, so fast and reference decodes of one input named different
+// columns; fuzz corpus FuzzFastSlow/b26f951aceab491e).
+func TestRowImageBadColumnDeterministic(t *testing.T) {
+	in := `{"txray":1,"tables":[{"name":"t","key":"t:{a}"}]}` + "\n" +
+		`{"status":"ok","ops":[{"f":"w","k":"t:1","v":1,"row":{"z9":1,"z8":1,"z7":1,"z6":1,"z5":1,"z4":1,"z3":1,"z2":1,"z1":1,"z0":1}}]}`
+	const want = "e.jsonl:2: ops[0].row.z9: table t has no row column z9 (columns: )"
+	for i := 0; i < 50; i++ {
+		_, err := Decode(strings.NewReader(in), history.DecodeOptions{Name: "e.jsonl"})
+		if err == nil || err.Error() != want {
+			t.Fatalf("run %d: error %v, want %s", i, err, want)
 		}
 	}
 }
