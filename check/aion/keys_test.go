@@ -196,26 +196,40 @@ func TestForgottenReadMakesValidUnknown(t *testing.T) {
 // value) and is forgotten loses nothing: a later read of it is still
 // checked (a read of a value nobody wrote is a violation).
 func TestForgetNeverWrittenKeyIsLossless(t *testing.T) {
-	ck := &clock{t: time.Unix(1000, 0)}
-	c := New(Config{FinalAfter: 50 * time.Millisecond, Now: ck.now, MaxKeys: 1000})
-	x := &Txn{ID: "r0", Session: "z", Status: history.Committed, StartTS: history.Timestamp{P: 1, Set: true},
-		CommitTS: history.Timestamp{P: 2, Set: true}, Ops: []Op{{Kind: history.Read, raw: rawStr, Key: 0}}, keyStrs: []string{"ro"}}
-	if err := c.Add(x); err != nil {
-		t.Fatal(err)
-	}
-	forgetStream(t, c, ck, 1, 3000)
-	if _, ok := c.kt.lookupStrName("ro"); ok {
-		t.Fatal("the read-only key was not forgotten")
-	}
-	ck.t = ck.t.Add(time.Millisecond)
-	x = &Txn{ID: "r1", Session: "z", Status: history.Committed, StartTS: history.Timestamp{P: 40000, Set: true},
-		CommitTS: history.Timestamp{P: 40005, Set: true}, Ops: []Op{{Kind: history.Read, raw: rawStr, Key: 0, V: Val{N: 5, K: 1}}}, keyStrs: []string{"ro"}}
-	if err := c.Add(x); err != nil {
-		t.Fatal(err)
-	}
-	r := c.Close()
-	if r.Verdict != check.Invalid || r.Stats["forgotten_reads"] != int64(0) {
-		t.Fatalf("verdict %v (%s), forgotten_reads %v: want invalid, 0", r.Verdict, r.Reason, r.Stats["forgotten_reads"])
+	// The filter of forgotten names is seeded per checker (maphash), and a
+	// key it happens to hold (a false positive, about 1 in 100 here: 11,000
+	// names in a filter sized for 1,000 keys) is treated as forgotten:
+	// unknown, by design. This test is about a key the filter does not
+	// hold, so a run where it does is retried with a new seed.
+	for attempt := 0; ; attempt++ {
+		if attempt == 20 {
+			t.Fatal("the filter held the read-only key in 20 checkers: not a false positive")
+		}
+		ck := &clock{t: time.Unix(1000, 0)}
+		c := New(Config{FinalAfter: 50 * time.Millisecond, Now: ck.now, MaxKeys: 1000})
+		x := &Txn{ID: "r0", Session: "z", Status: history.Committed, StartTS: history.Timestamp{P: 1, Set: true},
+			CommitTS: history.Timestamp{P: 2, Set: true}, Ops: []Op{{Kind: history.Read, raw: rawStr, Key: 0}}, keyStrs: []string{"ro"}}
+		if err := c.Add(x); err != nil {
+			t.Fatal(err)
+		}
+		forgetStream(t, c, ck, 1, 3000)
+		if _, ok := c.kt.lookupStrName("ro"); ok {
+			t.Fatal("the read-only key was not forgotten")
+		}
+		if c.forgotten.has(c.nameHash(true, 0, []byte("ro"))) {
+			continue // a filter false positive: a read of "ro" would rightly be unknown
+		}
+		ck.t = ck.t.Add(time.Millisecond)
+		x = &Txn{ID: "r1", Session: "z", Status: history.Committed, StartTS: history.Timestamp{P: 40000, Set: true},
+			CommitTS: history.Timestamp{P: 40005, Set: true}, Ops: []Op{{Kind: history.Read, raw: rawStr, Key: 0, V: Val{N: 5, K: 1}}}, keyStrs: []string{"ro"}}
+		if err := c.Add(x); err != nil {
+			t.Fatal(err)
+		}
+		r := c.Close()
+		if r.Verdict != check.Invalid || r.Stats["forgotten_reads"] != int64(0) {
+			t.Fatalf("verdict %v (%s), forgotten_reads %v: want invalid, 0", r.Verdict, r.Reason, r.Stats["forgotten_reads"])
+		}
+		return
 	}
 }
 
