@@ -521,17 +521,7 @@ func (r *recorder) versionSetsFromSnapshots(h *history.History) (filled, skipped
 		// A declared table's version set is its own rows (history/schema.go);
 		// an undeclared one's every key.
 		ti := h.TableByName(t.PredOf(&t.Ops[ps.op]).Table)
-		member := func(k int32) bool {
-			if ti < 0 {
-				return true
-			}
-			x, ok := tableOf[k]
-			if !ok {
-				x = h.TableOf(k)
-				tableOf[k] = x
-			}
-			return x == ti
-		}
+		member := tableMember(h, tableOf, ti)
 		vs := make([]history.Row, 0, len(keys)+len(own))
 		ok := true
 		for _, k := range keys {
@@ -674,4 +664,21 @@ func diffRows(h *history.History, a, b []history.Row, dead map[uint64]bool) stri
 		}
 	}
 	return ""
+}
+
+// tableMember reports whether key k belongs to table ti (every key when
+// ti < 0: an undeclared table's version set is every key), caching each
+// key's table in tableOf (history/schema.go).
+func tableMember(h *history.History, tableOf map[int32]int, ti int) func(k int32) bool {
+	return func(k int32) bool {
+		if ti < 0 {
+			return true
+		}
+		x, ok := tableOf[k]
+		if !ok {
+			x = h.TableOf(k)
+			tableOf[k] = x
+		}
+		return x == ti
+	}
 }

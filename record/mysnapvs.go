@@ -194,17 +194,7 @@ func (r *recorder) versionSetsFromMarks(h *history.History) (filled, skipped int
 			}
 		}
 		ti := h.TableByName(p.Table)
-		member := func(k int32) bool {
-			if ti < 0 {
-				return true
-			}
-			x, ok := tableOf[k]
-			if !ok {
-				x = h.TableOf(k)
-				tableOf[k] = x
-			}
-			return x == ti
-		}
+		member := tableMember(h, tableOf, ti)
 		vs := make([]history.Row, 0, len(keys)+len(own))
 		ok := true
 	key:
