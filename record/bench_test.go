@@ -2,6 +2,7 @@ package record
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"slices"
@@ -48,7 +49,18 @@ import (
 //     people's use of the same server (on a shared machine, most of the
 //     noise in cpu-overhead-*) is not in it; neither is the servers'
 //     background work (WAL writer, checkpointer, autovacuum, InnoDB
-//     background threads).
+//     background threads). Read from /proc/PID/schedstat (nanoseconds)
+//     where the kernel has it, else /proc/PID/stat (10 ms ticks);
+//   - client-us/txn-*, backends-us/txn-*, stream-us/txn-recorded: that
+//     own CPU per transaction split into this process, the clients'
+//     server sessions, and (PostgreSQL) the commit stream's backend
+//     decoding the slot: the server's own cost of logical decoding,
+//     reported apart (issue 17 item 5).
+//
+// The log lines give every per-pair figure, sorted, and the median and
+// range of each. Flags (after -args or on the test binary):
+// -overhead.run sets each run's length (default 1 s), -overhead.poll the
+// recorded run's Config.CommitPoll (default: the recorder's default).
 func BenchmarkRecordingOverhead(b *testing.B) {
 	for _, tc := range []struct {
 		name, url, level, server string
@@ -64,9 +76,14 @@ func BenchmarkRecordingOverhead(b *testing.B) {
 				b.Skipf("%s not reachable at %s (%v); skipping", tc.name, tc.url, err)
 			}
 			d.Close()
-			cfg := Config{DB: tc.url, Level: tc.level, Workload: "rw-register", Clients: 4, Duration: time.Second, Seed: 1,
+			cfg := Config{DB: tc.url, Level: tc.level, Workload: "rw-register", Clients: 4, Duration: *overheadRun, Seed: 1,
 				WL: workload.Config{Keys: 1000, Ops: 4, ReadRatio: 0.5}}
+			// per pair: overhead % of throughput, wall time, all-process
+			// CPU and own CPU per transaction
 			var over, wallOver, cpuOver, ownOver []float64
+			// per run, µs per transaction: [0] baseline, [1] recorded
+			var client, backends, ownUS [2][]float64
+			var stream []float64
 			var ownSum, txnSum [2]float64
 			ownOK := true
 			var recTPS, baseTPS, endS float64
@@ -77,6 +94,7 @@ func BenchmarkRecordingOverhead(b *testing.B) {
 					c.NoRecord = !record
 					if record {
 						c.Out = b.TempDir()
+						c.CommitPoll = *overheadPoll
 					}
 					// Measured from the clients' start: waiting for the
 					// database's run lock (other txray runs) and setup
@@ -85,11 +103,13 @@ func BenchmarkRecordingOverhead(b *testing.B) {
 					var c0, p0 float64
 					m := newOwnMeter(tc.server)
 					c.clientConn, c.commitStream = m.client, m.stream
-					c.onStart = func() { t0, c0, p0 = time.Now(), cpuSeconds(tc.server), processCPU() }
+					c.onStart = func() { c0 = cpuSeconds(tc.server); t0, p0 = time.Now(), processCPU() }
 					res, err := Run(ctx, c)
+					p1 := processCPU() // before cpuSeconds' /proc scan, which is the benchmark's
 					w := time.Since(t0).Seconds()
 					cs := cpuSeconds(tc.server) - c0
-					own := processCPU() - p0 + m.total()
+					mb, ms := m.total(), m.streamTotal()
+					own := p1 - p0 + mb + ms
 					ownOK = ownOK && m.ok
 					if err != nil {
 						b.Fatal(err)
@@ -99,12 +119,19 @@ func BenchmarkRecordingOverhead(b *testing.B) {
 						k = 1
 						endS += w - res.Stats.Elapsed.Seconds()
 					}
-					tps[k] = float64(res.Stats.Txns) / res.Stats.Elapsed.Seconds()
+					n := float64(res.Stats.Txns)
+					tps[k] = n / res.Stats.Elapsed.Seconds()
 					wall[k] = w
-					cpu[k] = cs / float64(res.Stats.Txns)
-					ownCPU[k] = own / float64(res.Stats.Txns)
+					cpu[k] = cs / n
+					ownCPU[k] = own / n
 					ownSum[k] += own
-					txnSum[k] += float64(res.Stats.Txns)
+					txnSum[k] += n
+					client[k] = append(client[k], 1e6*(p1-p0)/n)
+					backends[k] = append(backends[k], 1e6*mb/n)
+					ownUS[k] = append(ownUS[k], 1e6*own/n)
+					if record {
+						stream = append(stream, 1e6*ms/n)
+					}
 				}
 				cpuOver = append(cpuOver, 100*(cpu[1]/cpu[0]-1))
 				ownOver = append(ownOver, 100*(ownCPU[1]/ownCPU[0]-1))
@@ -113,34 +140,59 @@ func BenchmarkRecordingOverhead(b *testing.B) {
 				over = append(over, 100*(1-tps[1]/tps[0]))
 				wallOver = append(wallOver, 100*(wall[1]/wall[0]-1))
 			}
-			slices.Sort(over)
-			slices.Sort(wallOver)
-			slices.Sort(cpuOver)
-			slices.Sort(ownOver)
 			n := float64(b.N)
+			report := func(name string, x []float64) {
+				slices.Sort(x)
+				b.ReportMetric(median(x), name+"-median-%")
+				b.ReportMetric(x[0], name+"-min-%")
+				b.ReportMetric(x[len(x)-1], name+"-max-%")
+			}
 			b.ReportMetric(recTPS/n, "recorded-txn/s")
 			b.ReportMetric(baseTPS/n, "baseline-txn/s")
-			b.ReportMetric(median(over), "overhead-median-%")
-			b.ReportMetric(over[0], "overhead-min-%")
-			b.ReportMetric(over[len(over)-1], "overhead-max-%")
+			report("overhead", over)
 			b.ReportMetric(endS/n, "end-s/run")
+			slices.Sort(wallOver)
 			b.ReportMetric(median(wallOver), "wall-overhead-median-%")
-			b.ReportMetric(median(cpuOver), "cpu-overhead-median-%")
-			b.ReportMetric(cpuOver[0], "cpu-overhead-min-%")
-			b.ReportMetric(cpuOver[len(cpuOver)-1], "cpu-overhead-max-%")
-			b.ReportMetric(median(ownOver), "own-cpu-overhead-median-%")
-			b.ReportMetric(ownOver[0], "own-cpu-overhead-min-%")
-			b.ReportMetric(ownOver[len(ownOver)-1], "own-cpu-overhead-max-%")
+			report("cpu-overhead", cpuOver)
+			report("own-cpu-overhead", ownOver)
 			b.ReportMetric(1e6*ownSum[1]/txnSum[1], "own-cpu-us/txn-recorded")
 			b.ReportMetric(1e6*ownSum[0]/txnSum[0], "own-cpu-us/txn-baseline")
+			for k, side := range []string{"baseline", "recorded"} {
+				b.ReportMetric(medianOf(slices.Clone(client[k])), "client-us/txn-"+side)
+				b.ReportMetric(medianOf(slices.Clone(backends[k])), "backends-us/txn-"+side)
+			}
+			if tc.server == "postgres" {
+				b.ReportMetric(medianOf(slices.Clone(stream)), "stream-us/txn-recorded")
+			}
 			if !ownOK {
 				b.Logf("%s: some server session's CPU time was not readable (remote server?): own-cpu figures are incomplete", tc.name)
 			}
-			b.Logf("%s: per-pair throughput overhead %% (sorted): %s", tc.name, fmtList(over))
-			b.Logf("%s: per-pair own-CPU-per-txn overhead %% (sorted): %s", tc.name, fmtList(ownOver))
-			b.Logf("%s: per-pair CPU-per-txn overhead %% (sorted): %s", tc.name, fmtList(cpuOver))
+			b.Logf("%s: %d pairs of %v runs; per pair, sorted, then median (min … max):", tc.name, b.N, cfg.Duration)
+			b.Logf("%s: throughput overhead %%: %s", tc.name, fmtSpread(over))
+			b.Logf("%s: own-CPU-per-txn overhead %%: %s", tc.name, fmtSpread(ownOver))
+			b.Logf("%s: CPU-per-txn overhead %% (all server processes): %s", tc.name, fmtSpread(cpuOver))
+			for k, side := range []string{"baseline", "recorded"} {
+				b.Logf("%s: %s own CPU µs/txn: %s", tc.name, side, fmtSpread(ownUS[k]))
+				b.Logf("%s: %s client process µs/txn: %s", tc.name, side, fmtSpread(client[k]))
+				b.Logf("%s: %s client sessions' server CPU µs/txn: %s", tc.name, side, fmtSpread(backends[k]))
+			}
+			if tc.server == "postgres" {
+				b.Logf("%s: recorded commit stream backend (logical decoding) µs/txn: %s", tc.name, fmtSpread(stream))
+			}
 		})
 	}
+}
+
+var (
+	overheadRun  = flag.Duration("overhead.run", time.Second, "BenchmarkRecordingOverhead: length of each run")
+	overheadPoll = flag.Duration("overhead.poll", 0, "BenchmarkRecordingOverhead: the recorded runs' Config.CommitPoll (0: the default)")
+)
+
+// fmtSpread is s sorted, then "= median (min … max)".
+func fmtSpread(s []float64) string {
+	s = slices.Clone(s)
+	slices.Sort(s)
+	return fmt.Sprintf("%s = %.1f (%.1f … %.1f)", fmtList(s), median(s), s[0], s[len(s)-1])
 }
 
 // cpuSeconds is this process's user+system CPU time plus that of every
@@ -207,18 +259,27 @@ type ownMeter struct {
 	mu     sync.Mutex
 	stat   map[any]string
 	start  map[any]float64
-	cpu    float64
-	ok     bool
+	// cpu sums the clients' sessions, streamCPU the commit stream's.
+	cpu, streamCPU float64
+	ok             bool
 }
 
 func newOwnMeter(server string) *ownMeter {
 	return &ownMeter{server: server, stat: map[any]string{}, start: map[any]float64{}, ok: true}
 }
 
+// total is the CPU seconds of the clients' sessions.
 func (m *ownMeter) total() float64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.cpu
+}
+
+// streamTotal is the CPU seconds of the commit stream's session.
+func (m *ownMeter) streamTotal() float64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.streamCPU
 }
 
 // client is Config.clientConn: a PostgreSQL backend is a process, a MariaDB
@@ -285,15 +346,29 @@ func (m *ownMeter) close(key any) {
 		return
 	}
 	if t, read := statCPU(path); read {
-		m.cpu += t - m.start[key]
+		if _, isStream := key.(db.CommitStream); isStream {
+			m.streamCPU += t - m.start[key]
+		} else {
+			m.cpu += t - m.start[key]
+		}
 	} else {
 		m.ok = false
 	}
 	delete(m.stat, key)
 }
 
-// statCPU is utime + stime (seconds) from a /proc stat file.
+// statCPU is a process's (or thread's) CPU time in seconds, given its
+// /proc stat file: from the schedstat file beside it (nanoseconds on CPU)
+// when the kernel has one, else utime + stime from stat (10 ms ticks,
+// USER_HZ).
 func statCPU(path string) (float64, bool) {
+	if b, err := os.ReadFile(strings.TrimSuffix(path, "stat") + "schedstat"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 3 {
+			if ns, err := strconv.ParseUint(f[0], 10, 64); err == nil {
+				return float64(ns) / 1e9, true
+			}
+		}
+	}
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return 0, false

@@ -19,7 +19,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -414,12 +413,12 @@ func run(ctx context.Context, cfg Config) (*Result, error) {
 		return issued.Add(1) <= int64(cfg.Txns)
 	}
 
-	ch := make(chan *rawTxn, 4*cfg.Clients+64)
+	q := newTxnQueue(cfg.Clients)
 	recErr := make(chan error, 1)
 	// A write failure stops issuing transactions at once (see Run).
 	rec.stop = cancel
 	if !cfg.NoRecord {
-		go func() { recErr <- rec.loop(work, ch) }()
+		go func() { recErr <- rec.loop(work, q) }()
 	}
 	stopProgress := make(chan struct{})
 	var progWG sync.WaitGroup
@@ -450,7 +449,7 @@ func run(ctx context.Context, cfg Config) (*Result, error) {
 		wg.Add(1)
 		go func(id int) {
 			defer wg.Done()
-			err := runClient(work, runCtx, &cfg, d, wl, shared, id, clock, claim, &cnt, ch)
+			err := runClient(work, runCtx, &cfg, d, wl, shared, id, clock, claim, &cnt, q)
 			if err != nil {
 				fatalOnce.Do(func() { fatal = err; cancel() })
 			}
@@ -461,7 +460,7 @@ func run(ctx context.Context, cfg Config) (*Result, error) {
 	close(stopProgress)
 	progWG.Wait()
 	if !cfg.NoRecord {
-		close(ch)
+		q.close()
 		if err := <-recErr; err != nil && fatal == nil {
 			fatal = err
 		}
@@ -508,7 +507,7 @@ func (e *WriteError) Unwrap() error { return e.Err }
 // transactions. It claims transactions while runCtx lasts; ctx (never
 // cancelled by Run's caller) carries the transactions themselves.
 func runClient(ctx, runCtx context.Context, cfg *Config, d db.DB, wl workload.Workload, shared *workload.Shared,
-	id int, clock func() int64, claim func() bool, cnt *counters, ch chan<- *rawTxn) error {
+	id int, clock func() int64, claim func() bool, cnt *counters, q *txnQueue) error {
 	g := workload.NewGen(shared, cfg.Seed, id)
 	if cfg.WL.ShadowVersionSets && d.Name() == "postgres" {
 		var shadow db.Conn
@@ -614,9 +613,10 @@ func runClient(ctx, runCtx context.Context, cfg *Config, d db.DB, wl workload.Wo
 			cnt.unknown.Add(1)
 		}
 		if !cfg.NoRecord {
-			ops := make([]workload.Op, len(rec.Ops))
-			copy(ops, rec.Ops)
-			ch <- &rawTxn{session: session, seq: seq, status: status, inv: inv, cmp: cmp, ops: ops, ev: conn.Evidence()}
+			raw := rawPool.Get().(*rawTxn)
+			*raw = rawTxn{session: session, seq: seq, status: status, inv: inv, cmp: cmp,
+				ops: append(raw.ops[:0], rec.Ops...), ev: conn.Evidence()}
+			q.push(raw)
 		}
 		seq++
 		if err != nil && class == db.ClassConnection {
@@ -720,7 +720,7 @@ type pend struct {
 	snap string
 }
 
-func (r *recorder) loop(ctx context.Context, ch <-chan *rawTxn) error {
+func (r *recorder) loop(ctx context.Context, q *txnQueue) error {
 	if r.stream != nil {
 		r.commits = map[uint32]db.CommitRecord{}
 	}
@@ -730,8 +730,8 @@ func (r *recorder) loop(ctx context.Context, ch <-chan *rawTxn) error {
 	}
 	// The commit stream is read on its own goroutine: a read takes
 	// milliseconds to tens of milliseconds of server work, and while the
-	// recorder waited for it the clients, blocked on a full channel,
-	// waited too.
+	// recorder waited for it the clients, blocked on a full queue, waited
+	// too.
 	var polled <-chan polled
 	stopPoll := func() {}
 	if r.stream != nil && poll > 0 {
@@ -743,24 +743,114 @@ func (r *recorder) loop(ctx context.Context, ch <-chan *rawTxn) error {
 			firstErr = err
 		}
 	}
+	tick := time.NewTicker(queueTick)
+	defer tick.Stop()
 	lastFlush := time.Now()
 	for {
 		select {
-		case raw, ok := <-ch:
-			if !ok {
-				stopPoll()
-				keep(r.finish(ctx))
-				return firstErr
-			}
-			keep(r.add(raw))
-			if r.w != nil && time.Since(lastFlush) > 100*time.Millisecond {
-				r.flush()
-				lastFlush = time.Now()
-			}
+		case <-q.wake:
+		case <-tick.C:
 		case p := <-polled:
 			r.takeCommits(p.recs, p.err)
 			keep(r.drain(false))
+			continue
 		}
+		batch, closed := q.take()
+		for _, raw := range batch {
+			keep(r.add(raw))
+			raw.ops = raw.ops[:0]
+			rawPool.Put(raw)
+		}
+		q.recycle(batch)
+		if closed {
+			stopPoll()
+			keep(r.finish(ctx))
+			return firstErr
+		}
+		if r.w != nil && time.Since(lastFlush) > 100*time.Millisecond {
+			r.flush()
+			lastFlush = time.Now()
+		}
+	}
+}
+
+// queueTick is how often the recorder takes what the clients completed
+// when fewer than a batch are waiting (txnQueue).
+const queueTick = 10 * time.Millisecond
+
+// rawPool recycles rawTxns and their op slices between the clients and
+// the recorder (add copies what it keeps).
+var rawPool = sync.Pool{New: func() any { return new(rawTxn) }}
+
+// txnQueue hands completed transactions from the clients to the recorder
+// in the order they completed. It replaced a channel: a send per
+// transaction woke the recorder's goroutine for each one, and that
+// wake-up (often of an idle thread, through the scheduler and a futex)
+// was the largest client-side cost of recording in a CPU profile of the
+// PostgreSQL overhead benchmark (docs/benchmarks.md, "Item 5, fourth
+// pass"). Clients append under a mutex; the recorder takes everything
+// waiting when a batch is full or every queueTick. A client waits while
+// max transactions are queued, so memory stays bounded when the recorder
+// falls behind (as the channel's capacity did).
+type txnQueue struct {
+	mu         sync.Mutex
+	room       *sync.Cond // signalled when the recorder takes the queue
+	buf, spare []*rawTxn
+	batch, max int
+	closed     bool
+	wake       chan struct{}
+}
+
+func newTxnQueue(clients int) *txnQueue {
+	q := &txnQueue{batch: 64 + 4*clients, max: 1024 + 16*clients, wake: make(chan struct{}, 1)}
+	q.room = sync.NewCond(&q.mu)
+	return q
+}
+
+func (q *txnQueue) push(t *rawTxn) {
+	q.mu.Lock()
+	for len(q.buf) >= q.max && !q.closed {
+		q.room.Wait()
+	}
+	q.buf = append(q.buf, t)
+	n := len(q.buf)
+	q.mu.Unlock()
+	if n == q.batch {
+		select {
+		case q.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// take returns every queued transaction, and whether the queue is closed
+// (then nothing more comes).
+func (q *txnQueue) take() ([]*rawTxn, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	b := q.buf
+	q.buf, q.spare = q.spare[:0], nil
+	q.room.Broadcast()
+	return b, q.closed
+}
+
+// recycle gives take's slice back for reuse.
+func (q *txnQueue) recycle(b []*rawTxn) {
+	clear(b)
+	q.mu.Lock()
+	q.spare = b[:0]
+	q.mu.Unlock()
+}
+
+// close ends the queue once every client has returned.
+func (q *txnQueue) close() {
+	q.mu.Lock()
+	q.closed = true
+	q.room.Broadcast()
+	q.mu.Unlock()
+	select {
+	case q.wake <- struct{}{}:
+	default:
 	}
 }
 
@@ -1014,10 +1104,8 @@ func (r *recorder) evidence(t *history.Txn, xid uint64, snap, gtid string, cr *d
 	}
 	if cr != nil {
 		// PostgreSQL's LSN notation: upper-case hex halves.
-		b = append(b, `,"commit_lsn":"`...)
-		b = append(b, strings.ToUpper(strconv.FormatUint(cr.LSN>>32, 16))...)
-		b = append(b, '/')
-		b = append(b, strings.ToUpper(strconv.FormatUint(uint64(uint32(cr.LSN)), 16))...)
+		b = appendUpperHex(append(b, `,"commit_lsn":"`...), cr.LSN>>32)
+		b = appendUpperHex(append(b, '/'), uint64(uint32(cr.LSN)))
 		b = append(b, '"')
 		if cr.Time != "" {
 			b = appendJSONString(append(b, `,"commit_time":`...), cr.Time)
@@ -1044,6 +1132,23 @@ func appendJSONString(b []byte, s string) []byte {
 		}
 	}
 	return append(append(append(b, '"'), s...), '"')
+}
+
+// appendUpperHex appends x in upper-case hexadecimal without leading
+// zeros (PostgreSQL's LSN halves).
+func appendUpperHex(b []byte, x uint64) []byte {
+	const digits = "0123456789ABCDEF"
+	var tmp [16]byte
+	i := len(tmp)
+	for {
+		i--
+		tmp[i] = digits[x&15]
+		x >>= 4
+		if x == 0 {
+			break
+		}
+	}
+	return append(b, tmp[i:]...)
 }
 
 func (r *recorder) flushEvidence() error {
