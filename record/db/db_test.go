@@ -63,3 +63,17 @@ func TestOpenRejectsUnknownScheme(t *testing.T) {
 		t.Fatal("oracle:// accepted")
 	}
 }
+
+// TestParseLSNBytesAgreesWithParseLSN protects the commit stream's commit
+// positions: the raw-column parser the stream uses reads every LSN as
+// ParseLSN does and rejects what it rejects.
+func TestParseLSNBytesAgreesWithParseLSN(t *testing.T) {
+	for _, s := range []string{"0/16B3F28", "1/0", "0/0", "FFFFFFFF/FFFFFFFF", "a/b", "00000001/00000002",
+		"", "/", "1/", "/1", "1/2/3", "x/1", "1/x", "100000000/0", "0/100000000", "-1/0", "1 /0"} {
+		want, werr := ParseLSN(s)
+		got, gerr := parseLSNBytes([]byte(s))
+		if (werr == nil) != (gerr == nil) || got != want {
+			t.Errorf("parseLSNBytes(%q) = %x, %v; ParseLSN = %x, %v", s, got, gerr, want, werr)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package db
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -559,22 +560,62 @@ func (s *pgStream) Poll(ctx context.Context) ([]CommitRecord, error) {
 	defer rows.Close()
 	var out []CommitRecord
 	for rows.Next() {
-		var lsn, xid, data string
-		if err := rows.Scan(&lsn, &xid, &data); err != nil {
-			return nil, err
+		// Parsed from the raw text columns: a read returns a row per
+		// committed writer, and scanning each into three strings was most
+		// of the client's cost of reading the stream.
+		v := rows.RawValues()
+		if len(v) != 3 {
+			return nil, fmt.Errorf("commit stream: %d columns, want 3", len(v))
 		}
 		r := CommitRecord{}
-		r.LSN, err = ParseLSN(lsn)
+		var err error
+		r.LSN, err = parseLSNBytes(v[0])
 		if err != nil {
 			return nil, err
 		}
-		r.XID, _ = strconv.ParseUint(xid, 10, 64)
-		if i := strings.Index(data, "(at "); i >= 0 && strings.HasSuffix(data, ")") {
-			r.Time = data[i+4 : len(data)-1]
+		for _, d := range v[1] {
+			if d < '0' || d > '9' {
+				return nil, fmt.Errorf("commit stream: bad xid %q", v[1])
+			}
+			r.XID = r.XID*10 + uint64(d-'0')
+		}
+		data := v[2]
+		if i := bytes.Index(data, []byte("(at ")); i >= 0 && len(data) > 0 && data[len(data)-1] == ')' {
+			r.Time = string(data[i+4 : len(data)-1])
 		}
 		out = append(out, r)
 	}
 	return out, rows.Err()
+}
+
+// parseLSNBytes is ParseLSN on the raw text of an LSN column.
+func parseLSNBytes(b []byte) (uint64, error) {
+	var hi, lo uint64
+	half, digits := &hi, 0
+	for _, c := range b {
+		var d byte
+		switch {
+		case c == '/' && half == &hi && digits > 0:
+			half, digits = &lo, 0
+			continue
+		case c >= '0' && c <= '9':
+			d = c - '0'
+		case c >= 'A' && c <= 'F':
+			d = c - 'A' + 10
+		case c >= 'a' && c <= 'f':
+			d = c - 'a' + 10
+		default:
+			return 0, fmt.Errorf("bad LSN %q", b)
+		}
+		if *half = *half<<4 | uint64(d); *half > 0xFFFFFFFF {
+			return 0, fmt.Errorf("bad LSN %q", b)
+		}
+		digits++
+	}
+	if half != &lo || digits == 0 {
+		return 0, fmt.Errorf("bad LSN %q", b)
+	}
+	return hi<<32 | lo, nil
 }
 
 func (s *pgStream) Close(ctx context.Context) error {
