@@ -921,6 +921,13 @@ func (r *recorder) add(raw *rawTxn) error {
 		raw.ev.GTID = ""
 	}
 	for i := range raw.ops {
+		if raw.ops[i].Done {
+			// one allocation for the op times (SetOpTime grows them)
+			t.Ext = &history.TxnExt{OpTimes: make([]history.OpTime, len(raw.ops))}
+			break
+		}
+	}
+	for i := range raw.ops {
 		convertOp(h, &raw.ops[i], &t, i)
 	}
 	r.chainVersions(raw.status, raw.ops, t.Ops)
