@@ -792,7 +792,7 @@ var rawPool = sync.Pool{New: func() any { return new(rawTxn) }}
 // in the order they completed. It replaced a channel: a send per
 // transaction woke the recorder's goroutine for each one, and that
 // wake-up (often of an idle thread, through the scheduler and a futex)
-// was the largest client-side cost of recording in a CPU profile of the
+// cost about as much as the recorder's own work in a CPU profile of the
 // PostgreSQL overhead benchmark (docs/benchmarks.md, "Item 5, fourth
 // pass"). Clients append under a mutex; the recorder takes everything
 // waiting when a batch is full or every queueTick. A client waits while
