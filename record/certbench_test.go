@@ -2,6 +2,8 @@ package record
 
 import (
 	"context"
+	"flag"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,7 +20,7 @@ import (
 // certificate capture (issue 14 bar: at most 5% on a PostgreSQL run), fully
 // recorded both ways (commit stream, evidence, history file), with the
 // capture on and off (workload.Config.NoCertificate), on PostgreSQL read
-// committed, 4 ops, read ratio 0.5, 2 s per run:
+// committed, 4 ops, read ratio 0.5, -certbench.run (default 1 s) per run:
 //
 //   - predicate (1 client, 40 keys, ranges of 10): each write returns the
 //     version it replaced, each range read its snapshot; version order and
@@ -29,18 +31,30 @@ import (
 //   - blindw-rw+ (1 client, 1000 keys): each write returns
 //     the version it replaced; version order derived at the end.
 //
-// Each of b.N iterations runs 10 pairs, alternating which goes first (so
-// drift from the shared machine's load hits both alike). Two costs per
-// run: CPU (this process's CPU time, recorder included, plus the CPU time
-// of the clients' server backends read from /proc when the server is
-// local) per transaction, the primary figure because the shared machine's
-// load makes wall time vary by a factor of several between runs; and wall
-// time (client time + certificate derivation time) per transaction. Each
-// pair gives overhead = on/off - 1; the benchmark reports the median,
-// minimum and maximum over the pairs (in %), the CPU per transaction, both
-// throughputs and the derivation time per transaction. Run each
-// sub-benchmark with -benchtime=1x under flock /tmp/bench.lock (about a
-// minute each).
+// Each of b.N iterations runs -certbench.pairs pairs (default 16),
+// alternating which goes first (so drift from the shared machine's load
+// hits both alike). Two costs per run: CPU per transaction, the primary
+// figure because the shared machine's load makes wall time vary by a factor
+// of several between runs: this process's CPU time (Getrusage; recorder,
+// commit stream reader and certificate derivation included) from the
+// moment the clients start to the end of Run, plus the CPU time of the
+// clients' server backends over their sessions (/proc/PID/schedstat, in ns:
+// /proc/PID/stat counts 10 ms ticks, a few per cent of a 1-s run's backend
+// CPU), when the server is local; the run's setup (connections with their
+// TLS handshakes, tables, the logical slot) is the same both ways and left
+// out. And wall time (client time + certificate derivation time) per
+// transaction. Each pair gives overhead = on/off - 1; the benchmark reports
+// the median, quartiles, minimum and maximum over the pairs (in %), the
+// aggregate (total CPU per transaction on / off), CPU per transaction,
+// both throughputs and the derivation time per transaction. Run each
+// sub-benchmark with -test.benchtime=1x (b.N = 1: one set of pairs; with
+// Nx the testing package runs b.N = 1 and then b.N = N, 1 + N sets) under
+// flock /tmp/bench.lock: 16 pairs of 1-s runs take about a minute.
+var (
+	certPairs = flag.Int("certbench.pairs", 16, "BenchmarkPostgres/MariaDBCertificateOverhead: pairs of runs (capture on, off) per iteration")
+	certRun   = flag.Duration("certbench.run", time.Second, "BenchmarkPostgres/MariaDBCertificateOverhead: duration of each run")
+)
+
 func BenchmarkPostgresCertificateOverhead(b *testing.B) {
 	ctx := context.Background()
 	d, err := db.Open(ctx, pgURL(), db.Options{Level: db.ReadCommitted})
@@ -53,7 +67,7 @@ func BenchmarkPostgresCertificateOverhead(b *testing.B) {
 		clients, keys int
 	}{{"predicate", 1, 40}, {"blindw-rw+", 1, 1000}} {
 		b.Run(c.wl, func(b *testing.B) {
-			certOverhead(b, Config{DB: pgURL(), Level: db.ReadCommitted, Workload: c.wl, Clients: c.clients, Duration: 2 * time.Second, Seed: 1,
+			certOverhead(b, Config{DB: pgURL(), Level: db.ReadCommitted, Workload: c.wl, Clients: c.clients, Duration: *certRun, Seed: 1,
 				WL: workload.Config{Keys: c.keys, Ops: 4, ReadRatio: 0.5}})
 		})
 	}
@@ -76,7 +90,7 @@ func BenchmarkMariaDBCertificateOverhead(b *testing.B) {
 		b.Skipf("MariaDB not reachable at %s (%v); skipping", mysqlURL(), err)
 	}
 	d.Close()
-	base := Config{DB: mysqlURL(), Level: db.RepeatableRead, Workload: "predicate", Clients: 1, Duration: 2 * time.Second, Seed: 1,
+	base := Config{DB: mysqlURL(), Level: db.RepeatableRead, Workload: "predicate", Clients: 1, Duration: *certRun, Seed: 1,
 		WL: workload.Config{Keys: 40, Ops: 4, ReadRatio: 0.5}}
 	b.Run("capture", func(b *testing.B) { certOverhead(b, base) })
 	// markers alone: the capture on both ways, with and without snapshot
@@ -86,9 +100,18 @@ func BenchmarkMariaDBCertificateOverhead(b *testing.B) {
 	})
 }
 
-// backendCPU reads a local PostgreSQL backend's CPU time (user + system,
-// seconds) from /proc/PID/stat; ok false when it cannot (a remote server).
+// backendCPU reads a local PostgreSQL backend's CPU time (seconds) from
+// /proc/PID/schedstat (its first field: time on a CPU, in ns; a backend is
+// one thread), else from /proc/PID/stat (user + system, 10 ms ticks); ok
+// false when it cannot (a remote server).
 func backendCPU(pid int) (float64, bool) {
+	if b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/schedstat"); err == nil {
+		if f := strings.Fields(string(b)); len(f) > 0 {
+			if ns, err := strconv.ParseUint(f[0], 10, 64); err == nil {
+				return float64(ns) / 1e9, true
+			}
+		}
+	}
 	return statCPU("/proc/" + strconv.Itoa(pid) + "/stat")
 }
 
@@ -151,6 +174,21 @@ func medianOf(x []float64) float64 {
 	return x[len(x)/2]
 }
 
+// quantileOf returns the q-quantile of x (0 <= q <= 1), interpolated
+// between order statistics; it sorts x.
+func quantileOf(x []float64, q float64) float64 {
+	slices.Sort(x)
+	if len(x) == 0 {
+		return 0
+	}
+	p := q * float64(len(x)-1)
+	i := int(p)
+	if i+1 >= len(x) {
+		return x[len(x)-1]
+	}
+	return x[i] + (p-float64(i))*(x[i+1]-x[i])
+}
+
 func certOverhead(b *testing.B, base Config) {
 	certOverheadOf(b, base, nil)
 }
@@ -159,7 +197,7 @@ func certOverhead(b *testing.B, base Config) {
 // mean (nil: the certificate capture on and off, NoCertificate).
 func certOverheadOf(b *testing.B, base Config, set func(c *Config, on bool)) {
 	ctx := context.Background()
-	const pairs = 10
+	pairs := max(*certPairs, 1)
 	var over, cpuOver []float64
 	var onTxns, offTxns int64
 	var onTime, offTime, certTime time.Duration
@@ -181,7 +219,10 @@ func certOverheadOf(b *testing.B, base Config, set func(c *Config, on bool)) {
 			om = newOwnMeter("mariadbd")
 			c.clientConn = om.client
 		}
-		c0 := processCPU()
+		// this process's CPU from the clients' start (the setup before is
+		// the same both ways)
+		var c0 float64
+		c.onStart = func() { c0 = processCPU() }
 		res, err := Run(ctx, c)
 		if err != nil {
 			b.Fatal(err)
@@ -224,8 +265,11 @@ func certOverheadOf(b *testing.B, base Config, set func(c *Config, on bool)) {
 		b.Log("server backend CPU not readable (remote server?): the CPU figures are the client's only")
 	}
 	b.ReportMetric(medianOf(cpuOver), "cpu-overhead-median-%")
+	b.ReportMetric(quantileOf(cpuOver, 0.25), "cpu-overhead-q1-%")
+	b.ReportMetric(quantileOf(cpuOver, 0.75), "cpu-overhead-q3-%")
 	b.ReportMetric(cpuOver[0], "cpu-overhead-min-%")
 	b.ReportMetric(cpuOver[len(cpuOver)-1], "cpu-overhead-max-%")
+	b.ReportMetric(100*(onCPU/float64(onTxns)/(offCPU/float64(offTxns))-1), "cpu-overhead-aggregate-%")
 	b.ReportMetric(1e6*onCPU/float64(onTxns), "on-cpu-us/txn")
 	b.ReportMetric(1e6*offCPU/float64(offTxns), "off-cpu-us/txn")
 	b.ReportMetric(1e6*onClient/float64(onTxns), "on-client-cpu-us/txn")
