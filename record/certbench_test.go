@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,7 +21,8 @@ import (
 // certificate capture (issue 14 bar: at most 5% on a PostgreSQL run), fully
 // recorded both ways (commit stream, evidence, history file), with the
 // capture on and off (workload.Config.NoCertificate), on PostgreSQL read
-// committed, 4 ops, read ratio 0.5, -certbench.run (default 1 s) per run:
+// committed, 4 ops, read ratio 0.5, -certbench.txns transactions per run
+// (default 400; the same plans both ways: one client, one seed):
 //
 //   - predicate (1 client, 40 keys, ranges of 10): each write returns the
 //     version it replaced, each range read its snapshot; version order and
@@ -37,23 +39,39 @@ import (
 // figure because the shared machine's load makes wall time vary by a factor
 // of several between runs: this process's CPU time (Getrusage; recorder,
 // commit stream reader and certificate derivation included) from the
-// moment the clients start to the end of Run, plus the CPU time of the
+// moment the client has connected to the end of Run, after a garbage
+// collection, plus the CPU time of the
 // clients' server backends over their sessions (/proc/PID/schedstat, in ns:
 // /proc/PID/stat counts 10 ms ticks, a few per cent of a 1-s run's backend
 // CPU), when the server is local; the run's setup (connections with their
 // TLS handshakes, tables, the logical slot) is the same both ways and left
-// out. And wall time (client time + certificate derivation time) per
+// out. (Runs of a fixed duration, 1 s, about 100 transactions each at load
+// 15, with the connection in the measure, ranged from -50 % to +840 % per
+// pair.) And wall time (client time + certificate derivation time) per
 // transaction. Each pair gives overhead = on/off - 1; the benchmark reports
 // the median, quartiles, minimum and maximum over the pairs (in %), the
 // aggregate (total CPU per transaction on / off), CPU per transaction,
 // both throughputs and the derivation time per transaction. Run each
 // sub-benchmark with -test.benchtime=1x (b.N = 1: one set of pairs; with
 // Nx the testing package runs b.N = 1 and then b.N = N, 1 + N sets) under
-// flock /tmp/bench.lock: 16 pairs of 1-s runs take about a minute.
+// flock /tmp/bench.lock: 16 pairs of 400-transaction runs take about a
+// minute on a quiet machine.
 var (
 	certPairs = flag.Int("certbench.pairs", 16, "BenchmarkPostgres/MariaDBCertificateOverhead: pairs of runs (capture on, off) per iteration")
-	certRun   = flag.Duration("certbench.run", time.Second, "BenchmarkPostgres/MariaDBCertificateOverhead: duration of each run")
+	certTxns  = flag.Int("certbench.txns", 400, "BenchmarkPostgres/MariaDBCertificateOverhead: transactions per run (0: -certbench.run)")
+	certRun   = flag.Duration("certbench.run", 2*time.Second, "BenchmarkPostgres/MariaDBCertificateOverhead: duration of each run when -certbench.txns is 0")
 )
+
+// certRunShape sets a run's length from the flags: a fixed number of
+// transactions by default, so that both runs of a pair execute the same
+// plans (one client, one seed) and per-run costs weigh alike on both.
+func certRunShape(c *Config) {
+	if *certTxns > 0 {
+		c.Txns, c.Duration = *certTxns, 0
+	} else {
+		c.Duration = *certRun
+	}
+}
 
 func BenchmarkPostgresCertificateOverhead(b *testing.B) {
 	ctx := context.Background()
@@ -205,6 +223,7 @@ func certOverheadOf(b *testing.B, base Config, set func(c *Config, on bool)) {
 	serverOK := true
 	run := func(cert bool) (wall, cpu float64) {
 		c := base
+		certRunShape(&c)
 		if set != nil {
 			set(&c, cert)
 		} else {
@@ -219,10 +238,19 @@ func certOverheadOf(b *testing.B, base Config, set func(c *Config, on bool)) {
 			om = newOwnMeter("mariadbd")
 			c.clientConn = om.client
 		}
-		// this process's CPU from the clients' start (the setup before is
-		// the same both ways)
+		// this process's CPU from the moment the client has connected (the
+		// setup and the connection's TLS handshake before are the same
+		// both ways), after a collection (the garbage of earlier runs is
+		// not this run's)
 		var c0 float64
-		c.onStart = func() { c0 = processCPU() }
+		hook := c.clientConn
+		c.clientConn = func(cn db.Conn, open bool) {
+			hook(cn, open)
+			if open {
+				c0 = processCPU()
+			}
+		}
+		runtime.GC()
 		res, err := Run(ctx, c)
 		if err != nil {
 			b.Fatal(err)
