@@ -24,14 +24,16 @@ import (
 // committed, 4 ops, read ratio 0.5, -certbench.txns transactions per run
 // (default 400; the same plans both ways: one client, one seed):
 //
-//   - predicate (1 client, 40 keys, ranges of 10): each write returns the
-//     version it replaced, each range read its snapshot; version order and
-//     version sets derived at the end. One client: with several, the
-//     predicate updates' row locks make deadlock waits dominate and
-//     per-run throughput varied from -63% to +292% between the two
-//     configurations of a pair, which hides a 5% effect;
-//   - blindw-rw+ (1 client, 1000 keys): each write returns
-//     the version it replaced; version order derived at the end.
+//   - predicate (1 client, 40 keys, ranges of 10): each range read returns
+//     its snapshot; version order (from the commit order: with the logical
+//     slot, writes no longer return the version they replaced) and version
+//     sets derived at the end. One client: with several, the predicate
+//     updates' row locks make deadlock waits dominate and per-run
+//     throughput varied from -63% to +292% between the two configurations
+//     of a pair, which hides a 5% effect;
+//   - blindw-rw+ (1 client, 1000 keys): version order derived at the end
+//     (from the commit order; without a slot each write returns the
+//     version it replaced).
 //
 // Each of b.N iterations runs -certbench.pairs pairs (default 16),
 // alternating which goes first (so drift from the shared machine's load

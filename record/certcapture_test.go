@@ -285,8 +285,9 @@ func simulateVersionSets(t *testing.T, level string, seed uint64) int {
 // read and serializable with deletes, whose re-inserts follow tombstones),
 // recorded with the replaced-version capture kept (chainsWithCommitOrder),
 // every key's chain of replaced versions equals its committed writes in
-// commit-LSN order, and a run without it derives a version order and
-// version sets from the commit order alone.
+// commit-LSN order, and a run without it (at read committed, without
+// deletes: the commit order alone; runs with deletes keep the chains)
+// derives a version order and version sets.
 func TestPostgresChainsEqualCommitOrder(t *testing.T) {
 	u := pgURL()
 	contended(t, u)
