@@ -312,3 +312,91 @@ func certOverheadOf(b *testing.B, base Config, set func(c *Config, on bool)) {
 	b.ReportMetric(float64(certTime.Microseconds())/float64(onTxns), "derive-us/txn")
 	b.Logf("per-pair overhead %%, sorted: CPU (client + server backends) %.1f; wall %.1f", cpuOver, over)
 }
+
+// BenchmarkPostgresCaptureStatements measures the server backend's CPU time
+// (/proc/PID/schedstat, ns) per statement of each form the certificate
+// capture changes, against the form it replaces, on a 40-row (k, v) table
+// at read committed, each statement in its own transaction. The forms are
+// interleaved statement by statement on one session (round robin), so
+// drift from the shared machine's load falls on all alike, and the order
+// rotates each round; each statement's
+// cost is the backend's CPU from just before BEGIN to just after COMMIT
+// (BEGIN and COMMIT included, the same for all). Reports the median over
+// -benchtime iterations of each form in ns; run with -benchtime 3000x.
+func BenchmarkPostgresCaptureStatements(b *testing.B) {
+	ctx := context.Background()
+	d, err := db.Open(ctx, pgURL(), db.Options{Level: db.ReadCommitted})
+	if err != nil {
+		b.Skipf("PostgreSQL not reachable at %s (%v); skipping", pgURL(), err)
+	}
+	defer d.Close()
+	c, err := d.Conn(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	const t = "txray_bench_capture"
+	for _, q := range []string{"DROP TABLE IF EXISTS " + t, "CREATE TABLE " + t + " (k BIGINT NOT NULL PRIMARY KEY, v BIGINT)",
+		"INSERT INTO " + t + " SELECT g, g FROM generate_series(0, 39) g", "ANALYZE " + t} {
+		if _, err := c.Exec(ctx, q); err != nil {
+			b.Fatal(err)
+		}
+	}
+	defer c.Exec(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+t)
+	rows, err := c.Query(ctx, "SELECT pg_backend_pid()")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var pid int
+	for rows.Next() {
+		_ = rows.Scan(&pid)
+	}
+	rows.Close()
+	if _, ok := backendCPU(pid); !ok {
+		b.Skip("server backend CPU not readable (remote server?)")
+	}
+	forms := []struct{ name, q string }{
+		{"read", "SELECT k, v FROM " + t + " WHERE k >= $1 AND k <= $2 ORDER BY k"},
+		{"read-snapshot-sorted", "SELECT k, v, NULL::text FROM " + t + " WHERE k >= $1 AND k <= $2 UNION ALL SELECT NULL, NULL, pg_current_snapshot()::text ORDER BY 1 NULLS LAST"},
+		{"read-snapshot", "SELECT k, v, NULL::text FROM " + t + " WHERE k >= $1 AND k <= $2 UNION ALL SELECT NULL, NULL, pg_current_snapshot()::text"},
+		{"upsert", "INSERT INTO " + t + " AS t (k, v) VALUES ($1, $2) ON CONFLICT (k) DO UPDATE SET v = excluded.v"},
+		{"upsert-replaced", "WITH r AS (SELECT set_config('txray.prev', '', true) AS x) INSERT INTO " + t + " AS t (k, v) SELECT $1::bigint, $2::bigint FROM r " +
+			"ON CONFLICT (k) DO UPDATE SET v = CASE WHEN set_config('txray.prev', 'v' || coalesce(t.v::text, 'null'), true) <> '' THEN excluded.v END " +
+			"RETURNING current_setting('txray.prev', true)"},
+	}
+	cost := make([][]float64, len(forms))
+	for i := 0; i < b.N; i++ {
+		for x := range forms {
+			// rotate the order: a statement after a COMMIT that waited
+			// for its WAL flush starts on a cold cache
+			f := (x + i) % len(forms)
+			fm := forms[f]
+			args := []any{int64(i % 30), int64(i%30 + 9)}
+			if strings.HasPrefix(fm.name, "upsert") {
+				args = []any{int64(i % 40), int64(1000 + i)}
+			}
+			t0, _ := backendCPU(pid)
+			if err := c.Begin(ctx); err != nil {
+				b.Fatal(err)
+			}
+			rows, err := c.Query(ctx, fm.q, args...)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for rows.Next() {
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				b.Fatal(err)
+			}
+			if err := c.Commit(ctx); err != nil {
+				b.Fatal(err)
+			}
+			t1, _ := backendCPU(pid)
+			cost[f] = append(cost[f], (t1-t0)*1e9)
+		}
+	}
+	for f, fm := range forms {
+		b.ReportMetric(medianOf(cost[f]), fm.name+"-ns")
+	}
+}
