@@ -14,7 +14,11 @@ package history
 //     Delete op's tombstone is that deleted version; neither matches any
 //     predicate. Rows of the table absent from the version set were read
 //     at their unborn version (a writer that knows of deletes names the
-//     deleted version instead).
+//     deleted version instead), except that on a table the history does
+//     not declare a version set may leave out the rows outside the read's
+//     key region (sqlpred: the integer keys its WHERE clause can match
+//     whatever the value): they match at no version, so the version
+//     evaluated there decides no dependency.
 //
 // An expected serialization order is the order a concurrency-control
 // protocol promises transactions serialize in: commit order for two-phase

@@ -2,6 +2,9 @@ package record
 
 import (
 	"context"
+	"flag"
+	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,29 +21,60 @@ import (
 // certificate capture (issue 14 bar: at most 5% on a PostgreSQL run), fully
 // recorded both ways (commit stream, evidence, history file), with the
 // capture on and off (workload.Config.NoCertificate), on PostgreSQL read
-// committed, 4 ops, read ratio 0.5, 2 s per run:
+// committed, 4 ops, read ratio 0.5, -certbench.txns transactions per run
+// (default 400; the same plans both ways: one client, one seed):
 //
-//   - predicate (1 client, 40 keys, ranges of 10): each write returns the
-//     version it replaced, each range read its snapshot; version order and
-//     version sets derived at the end. One client: with several, the
-//     predicate updates' row locks make deadlock waits dominate and
-//     per-run throughput varied from -63% to +292% between the two
-//     configurations of a pair, which hides a 5% effect;
-//   - blindw-rw+ (1 client, 1000 keys): each write returns
-//     the version it replaced; version order derived at the end.
+//   - predicate (1 client, 40 keys, ranges of 10): each range read returns
+//     its snapshot; version order (from the commit order: with the logical
+//     slot, writes no longer return the version they replaced) and version
+//     sets derived at the end. One client: with several, the predicate
+//     updates' row locks make deadlock waits dominate and per-run
+//     throughput varied from -63% to +292% between the two configurations
+//     of a pair, which hides a 5% effect;
+//   - blindw-rw+ (1 client, 1000 keys): version order derived at the end
+//     (from the commit order; without a slot each write returns the
+//     version it replaced).
 //
-// Each of b.N iterations runs 10 pairs, alternating which goes first (so
-// drift from the shared machine's load hits both alike). Two costs per
-// run: CPU (this process's CPU time, recorder included, plus the CPU time
-// of the clients' server backends read from /proc when the server is
-// local) per transaction, the primary figure because the shared machine's
-// load makes wall time vary by a factor of several between runs; and wall
-// time (client time + certificate derivation time) per transaction. Each
-// pair gives overhead = on/off - 1; the benchmark reports the median,
-// minimum and maximum over the pairs (in %), the CPU per transaction, both
-// throughputs and the derivation time per transaction. Run each
-// sub-benchmark with -benchtime=1x under flock /tmp/bench.lock (about a
-// minute each).
+// Each of b.N iterations runs -certbench.pairs pairs (default 16),
+// alternating which goes first (so drift from the shared machine's load
+// hits both alike). Two costs per run: CPU per transaction, the primary
+// figure because the shared machine's load makes wall time vary by a factor
+// of several between runs: this process's CPU time (Getrusage; recorder,
+// commit stream reader and certificate derivation included) from the
+// moment the client has connected to the end of Run, after a garbage
+// collection, plus the CPU time of the
+// clients' server backends over their sessions (/proc/PID/schedstat, in ns:
+// /proc/PID/stat counts 10 ms ticks, a few per cent of a 1-s run's backend
+// CPU), when the server is local; the run's setup (connections with their
+// TLS handshakes, tables, the logical slot) is the same both ways and left
+// out. (Runs of a fixed duration, 1 s, about 100 transactions each at load
+// 15, with the connection in the measure, ranged from -50 % to +840 % per
+// pair.) And wall time (client time + certificate derivation time) per
+// transaction. Each pair gives overhead = on/off - 1; the benchmark reports
+// the median, quartiles, minimum and maximum over the pairs (in %), the
+// aggregate (total CPU per transaction on / off), CPU per transaction,
+// both throughputs and the derivation time per transaction. Run each
+// sub-benchmark with -test.benchtime=1x (b.N = 1: one set of pairs; with
+// Nx the testing package runs b.N = 1 and then b.N = N, 1 + N sets) under
+// flock /tmp/bench.lock: 16 pairs of 400-transaction runs take about a
+// minute on a quiet machine.
+var (
+	certPairs = flag.Int("certbench.pairs", 16, "BenchmarkPostgres/MariaDBCertificateOverhead: pairs of runs (capture on, off) per iteration")
+	certTxns  = flag.Int("certbench.txns", 400, "BenchmarkPostgres/MariaDBCertificateOverhead: transactions per run (0: -certbench.run)")
+	certRun   = flag.Duration("certbench.run", 2*time.Second, "BenchmarkPostgres/MariaDBCertificateOverhead: duration of each run when -certbench.txns is 0")
+)
+
+// certRunShape sets a run's length from the flags: a fixed number of
+// transactions by default, so that both runs of a pair execute the same
+// plans (one client, one seed) and per-run costs weigh alike on both.
+func certRunShape(c *Config) {
+	if *certTxns > 0 {
+		c.Txns, c.Duration = *certTxns, 0
+	} else {
+		c.Duration = *certRun
+	}
+}
+
 func BenchmarkPostgresCertificateOverhead(b *testing.B) {
 	ctx := context.Background()
 	d, err := db.Open(ctx, pgURL(), db.Options{Level: db.ReadCommitted})
@@ -53,7 +87,7 @@ func BenchmarkPostgresCertificateOverhead(b *testing.B) {
 		clients, keys int
 	}{{"predicate", 1, 40}, {"blindw-rw+", 1, 1000}} {
 		b.Run(c.wl, func(b *testing.B) {
-			certOverhead(b, Config{DB: pgURL(), Level: db.ReadCommitted, Workload: c.wl, Clients: c.clients, Duration: 2 * time.Second, Seed: 1,
+			certOverhead(b, Config{DB: pgURL(), Level: db.ReadCommitted, Workload: c.wl, Clients: c.clients, Duration: *certRun, Seed: 1,
 				WL: workload.Config{Keys: c.keys, Ops: 4, ReadRatio: 0.5}})
 		})
 	}
@@ -76,7 +110,7 @@ func BenchmarkMariaDBCertificateOverhead(b *testing.B) {
 		b.Skipf("MariaDB not reachable at %s (%v); skipping", mysqlURL(), err)
 	}
 	d.Close()
-	base := Config{DB: mysqlURL(), Level: db.RepeatableRead, Workload: "predicate", Clients: 1, Duration: 2 * time.Second, Seed: 1,
+	base := Config{DB: mysqlURL(), Level: db.RepeatableRead, Workload: "predicate", Clients: 1, Duration: *certRun, Seed: 1,
 		WL: workload.Config{Keys: 40, Ops: 4, ReadRatio: 0.5}}
 	b.Run("capture", func(b *testing.B) { certOverhead(b, base) })
 	// markers alone: the capture on both ways, with and without snapshot
@@ -86,9 +120,18 @@ func BenchmarkMariaDBCertificateOverhead(b *testing.B) {
 	})
 }
 
-// backendCPU reads a local PostgreSQL backend's CPU time (user + system,
-// seconds) from /proc/PID/stat; ok false when it cannot (a remote server).
+// backendCPU reads a local PostgreSQL backend's CPU time (seconds) from
+// /proc/PID/schedstat (its first field: time on a CPU, in ns; a backend is
+// one thread), else from /proc/PID/stat (user + system, 10 ms ticks); ok
+// false when it cannot (a remote server).
 func backendCPU(pid int) (float64, bool) {
+	if b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/schedstat"); err == nil {
+		if f := strings.Fields(string(b)); len(f) > 0 {
+			if ns, err := strconv.ParseUint(f[0], 10, 64); err == nil {
+				return float64(ns) / 1e9, true
+			}
+		}
+	}
 	return statCPU("/proc/" + strconv.Itoa(pid) + "/stat")
 }
 
@@ -151,6 +194,21 @@ func medianOf(x []float64) float64 {
 	return x[len(x)/2]
 }
 
+// quantileOf returns the q-quantile of x (0 <= q <= 1), interpolated
+// between order statistics; it sorts x.
+func quantileOf(x []float64, q float64) float64 {
+	slices.Sort(x)
+	if len(x) == 0 {
+		return 0
+	}
+	p := q * float64(len(x)-1)
+	i := int(p)
+	if i+1 >= len(x) {
+		return x[len(x)-1]
+	}
+	return x[i] + (p-float64(i))*(x[i+1]-x[i])
+}
+
 func certOverhead(b *testing.B, base Config) {
 	certOverheadOf(b, base, nil)
 }
@@ -159,7 +217,7 @@ func certOverhead(b *testing.B, base Config) {
 // mean (nil: the certificate capture on and off, NoCertificate).
 func certOverheadOf(b *testing.B, base Config, set func(c *Config, on bool)) {
 	ctx := context.Background()
-	const pairs = 10
+	pairs := max(*certPairs, 1)
 	var over, cpuOver []float64
 	var onTxns, offTxns int64
 	var onTime, offTime, certTime time.Duration
@@ -167,6 +225,7 @@ func certOverheadOf(b *testing.B, base Config, set func(c *Config, on bool)) {
 	serverOK := true
 	run := func(cert bool) (wall, cpu float64) {
 		c := base
+		certRunShape(&c)
 		if set != nil {
 			set(&c, cert)
 		} else {
@@ -181,7 +240,19 @@ func certOverheadOf(b *testing.B, base Config, set func(c *Config, on bool)) {
 			om = newOwnMeter("mariadbd")
 			c.clientConn = om.client
 		}
-		c0 := processCPU()
+		// this process's CPU from the moment the client has connected (the
+		// setup and the connection's TLS handshake before are the same
+		// both ways), after a collection (the garbage of earlier runs is
+		// not this run's)
+		var c0 float64
+		hook := c.clientConn
+		c.clientConn = func(cn db.Conn, open bool) {
+			hook(cn, open)
+			if open {
+				c0 = processCPU()
+			}
+		}
+		runtime.GC()
 		res, err := Run(ctx, c)
 		if err != nil {
 			b.Fatal(err)
@@ -224,8 +295,11 @@ func certOverheadOf(b *testing.B, base Config, set func(c *Config, on bool)) {
 		b.Log("server backend CPU not readable (remote server?): the CPU figures are the client's only")
 	}
 	b.ReportMetric(medianOf(cpuOver), "cpu-overhead-median-%")
+	b.ReportMetric(quantileOf(cpuOver, 0.25), "cpu-overhead-q1-%")
+	b.ReportMetric(quantileOf(cpuOver, 0.75), "cpu-overhead-q3-%")
 	b.ReportMetric(cpuOver[0], "cpu-overhead-min-%")
 	b.ReportMetric(cpuOver[len(cpuOver)-1], "cpu-overhead-max-%")
+	b.ReportMetric(100*(onCPU/float64(onTxns)/(offCPU/float64(offTxns))-1), "cpu-overhead-aggregate-%")
 	b.ReportMetric(1e6*onCPU/float64(onTxns), "on-cpu-us/txn")
 	b.ReportMetric(1e6*offCPU/float64(offTxns), "off-cpu-us/txn")
 	b.ReportMetric(1e6*onClient/float64(onTxns), "on-client-cpu-us/txn")
@@ -237,4 +311,93 @@ func certOverheadOf(b *testing.B, base Config, set func(c *Config, on bool)) {
 	b.ReportMetric(float64(offTxns)/offTime.Seconds(), "off-txn/s")
 	b.ReportMetric(float64(certTime.Microseconds())/float64(onTxns), "derive-us/txn")
 	b.Logf("per-pair overhead %%, sorted: CPU (client + server backends) %.1f; wall %.1f", cpuOver, over)
+}
+
+// BenchmarkPostgresCaptureStatements measures the server backend's CPU time
+// (/proc/PID/schedstat, ns) per statement of each form the certificate
+// capture changes, against the form it replaces, on a 40-row (k, v) table
+// at read committed, each statement in its own transaction (the table not
+// analyzed, as the workload's, created at setup, is not). The forms are
+// interleaved statement by statement on one session (round robin), so
+// drift from the shared machine's load falls on all alike, and the order
+// rotates each round; each statement's
+// cost is the backend's CPU from just before BEGIN to just after COMMIT
+// (BEGIN and COMMIT included, the same for all). Reports the median over
+// -benchtime iterations of each form in ns; run with -benchtime 3000x.
+func BenchmarkPostgresCaptureStatements(b *testing.B) {
+	ctx := context.Background()
+	d, err := db.Open(ctx, pgURL(), db.Options{Level: db.ReadCommitted})
+	if err != nil {
+		b.Skipf("PostgreSQL not reachable at %s (%v); skipping", pgURL(), err)
+	}
+	defer d.Close()
+	c, err := d.Conn(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	const t = "txray_bench_capture"
+	for _, q := range []string{"DROP TABLE IF EXISTS " + t, "CREATE TABLE " + t + " (k BIGINT NOT NULL PRIMARY KEY, v BIGINT)",
+		"INSERT INTO " + t + " SELECT g, g FROM generate_series(0, 39) g"} {
+		if _, err := c.Exec(ctx, q); err != nil {
+			b.Fatal(err)
+		}
+	}
+	defer c.Exec(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+t)
+	rows, err := c.Query(ctx, "SELECT pg_backend_pid()")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var pid int
+	for rows.Next() {
+		_ = rows.Scan(&pid)
+	}
+	rows.Close()
+	if _, ok := backendCPU(pid); !ok {
+		b.Skip("server backend CPU not readable (remote server?)")
+	}
+	forms := []struct{ name, q string }{
+		{"read", "SELECT k, v FROM " + t + " WHERE k >= $1 AND k <= $2 ORDER BY k"},
+		{"read-snapshot-sorted", "SELECT k, v, NULL::text FROM " + t + " WHERE k >= $1 AND k <= $2 UNION ALL SELECT NULL, NULL, pg_current_snapshot()::text ORDER BY 1 NULLS LAST"},
+		{"read-snapshot", "SELECT k, v, NULL::text FROM " + t + " WHERE k >= $1 AND k <= $2 UNION ALL SELECT NULL, NULL, pg_current_snapshot()::text"},
+		{"upsert", "INSERT INTO " + t + " AS t (k, v) VALUES ($1, $2) ON CONFLICT (k) DO UPDATE SET v = excluded.v"},
+		{"upsert-replaced", "WITH r AS (SELECT set_config('txray.prev', '', true) AS x) INSERT INTO " + t + " AS t (k, v) SELECT $1::bigint, $2::bigint FROM r " +
+			"ON CONFLICT (k) DO UPDATE SET v = CASE WHEN set_config('txray.prev', 'v' || coalesce(t.v::text, 'null'), true) <> '' THEN excluded.v END " +
+			"RETURNING current_setting('txray.prev', true)"},
+	}
+	cost := make([][]float64, len(forms))
+	for i := 0; i < b.N; i++ {
+		for x := range forms {
+			// rotate the order: a statement after a COMMIT that waited
+			// for its WAL flush starts on a cold cache
+			f := (x + i) % len(forms)
+			fm := forms[f]
+			args := []any{int64(i % 30), int64(i%30 + 9)}
+			if strings.HasPrefix(fm.name, "upsert") {
+				args = []any{int64(i % 40), int64(1000 + i)}
+			}
+			t0, _ := backendCPU(pid)
+			if err := c.Begin(ctx); err != nil {
+				b.Fatal(err)
+			}
+			rows, err := c.Query(ctx, fm.q, args...)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for rows.Next() {
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				b.Fatal(err)
+			}
+			if err := c.Commit(ctx); err != nil {
+				b.Fatal(err)
+			}
+			t1, _ := backendCPU(pid)
+			cost[f] = append(cost[f], (t1-t0)*1e9)
+		}
+	}
+	for f, fm := range forms {
+		b.ReportMetric(medianOf(cost[f]), fm.name+"-ns")
+	}
 }

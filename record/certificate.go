@@ -1,6 +1,7 @@
 package record
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/txray/txray/history"
 	"github.com/txray/txray/record/workload"
+	"github.com/txray/txray/sqlpred"
 )
 
 // Certificates (issue 14; the seed paper's version certificate and expected
@@ -475,6 +477,7 @@ func (r *recorder) versionSetsFromSnapshots(h *history.History) (filled, skipped
 	}
 	parsed := map[string]*pgSnapshot{}
 	tableOf := map[int32]int{}
+	rg := newKeyRegions(h, keys)
 	for _, ps := range r.snaps {
 		t := &h.Txns[ps.txn]
 		if t.Status != history.Committed || int(ps.op) >= len(t.Ops) || t.Ops[ps.op].Kind != history.PredRead || t.PredOf(&t.Ops[ps.op]) == nil {
@@ -519,12 +522,19 @@ func (r *recorder) versionSetsFromSnapshots(h *history.History) (filled, skipped
 			parsed[ps.snap] = snap
 		}
 		// A declared table's version set is its own rows (history/schema.go);
-		// an undeclared one's every key.
-		ti := h.TableByName(t.PredOf(&t.Ops[ps.op]).Table)
+		// an undeclared one's every key in the read's key region (see
+		// keyRegions).
+		pred := t.PredOf(&t.Ops[ps.op])
+		ti := h.TableByName(pred.Table)
 		member := tableMember(h, tableOf, ti)
-		vs := make([]history.Row, 0, len(keys)+len(own))
+		reg := rg.region(h, pred.Table, pred.Where)
+		in := member
+		if reg != nil {
+			in = func(k int32) bool { return member(k) && reg.has(h, k) }
+		}
+		vs := make([]history.Row, 0, min(len(keys), rg.size(reg))+len(own))
 		ok := true
-		for _, k := range keys {
+		for _, k := range rg.keys(reg) {
 			if !member(k) {
 				continue
 			}
@@ -553,13 +563,21 @@ func (r *recorder) versionSetsFromSnapshots(h *history.History) (filled, skipped
 			}
 			continue
 		}
+		if reg != nil {
+			// keys(reg) lists the region's keys by integer value
+			slices.SortFunc(vs, func(a, b history.Row) int { return int(a.Key) - int(b.Key) })
+		}
 		for _, k := range slices.Sorted(maps.Keys(own)) {
-			if _, ordered := kv[k]; !ordered && member(k) {
+			if _, ordered := kv[k]; !ordered && in(k) {
 				vs = append(vs, history.Row{Key: k, Value: own[k]})
 			}
 		}
 		if shadow != nil {
 			r.shadow.compared++
+			if reg != nil {
+				// the shadow transaction read the whole table
+				shadow = slices.DeleteFunc(slices.Clone(shadow), func(x history.Row) bool { return !reg.has(h, x.Key) })
+			}
 			if d := diffRows(h, vs, shadow, dead); d != "" {
 				r.shadow.mismatched++
 				if r.shadow.example == "" {
@@ -681,4 +699,99 @@ func tableMember(h *history.History, tableOf map[int32]int, ti int) func(k int32
 		}
 		return x == ti
 	}
+}
+
+// Key regions. A predicate read on a table the history does not declare
+// (columns k, v) can match only rows whose integer key lies in its WHERE
+// clause's key region (sqlpred: TablePred.KeyRanges, over-approximated);
+// rows outside it match at no version, so the version it evaluated there
+// decides no dependency, and emme visits only the region's keys (check/
+// emme, predRead). Its version set therefore lists the rows of its region
+// (and every key that is not an integer), not every row of the table
+// (history/certificate.go): for the predicate workload's ranges of a
+// quarter of the keys, a quarter of the rows to derive and write. A
+// clause that does not compile, and a declared table, keep every row.
+
+// keyRegions caches each WHERE clause's region and indexes the keys with
+// a version order by integer value.
+type keyRegions struct {
+	schema *sqlpred.Schema
+	cache  map[[2]string]*keyRegion
+	// all: the keys with a version order, by id; ints: those whose name
+	// is an integer, by that integer; strs: the others, by id.
+	all  []int32
+	ints []intKey
+	strs []int32
+}
+
+type intKey struct {
+	v  int64
+	id int32
+}
+
+// keyRegion is one clause's region: integer keys in rs, and every key
+// whose name is not an integer.
+type keyRegion struct {
+	rs sqlpred.Ranges
+	// keys: the keys with a version order in the region (ints by value,
+	// then strs)
+	keys []int32
+}
+
+func newKeyRegions(h *history.History, keys []int32) *keyRegions {
+	g := &keyRegions{cache: map[[2]string]*keyRegion{}, all: keys}
+	for _, k := range keys {
+		if s := h.Keys.Get(k); s.IsStr {
+			g.strs = append(g.strs, k)
+		} else {
+			g.ints = append(g.ints, intKey{s.I, k})
+		}
+	}
+	slices.SortFunc(g.ints, func(a, b intKey) int { return cmp.Compare(a.v, b.v) })
+	return g
+}
+
+// region returns the key region of where on table, or nil when the read's
+// version set keeps every row of the table (a declared table, a clause
+// that does not compile, or a region that is every integer).
+func (g *keyRegions) region(h *history.History, table, where string) *keyRegion {
+	ck := [2]string{table, where}
+	if r, ok := g.cache[ck]; ok {
+		return r
+	}
+	if g.schema == nil {
+		g.schema = sqlpred.NewSchema(h)
+	}
+	var r *keyRegion
+	tp := g.schema.Compile(table, where)
+	if rs, ok := tp.KeyRanges(); ok && tp.Err == nil && !rs.IsFull() {
+		r = &keyRegion{rs: rs}
+		for _, iv := range rs {
+			lo, _ := slices.BinarySearchFunc(g.ints, iv.Lo, func(a intKey, x int64) int { return cmp.Compare(a.v, x) })
+			for x := lo; x < len(g.ints) && g.ints[x].v <= iv.Hi; x++ {
+				r.keys = append(r.keys, g.ints[x].id)
+			}
+		}
+		r.keys = append(r.keys, g.strs...)
+	}
+	g.cache[ck] = r
+	return r
+}
+
+// keys returns the keys with a version order to visit for region r (nil:
+// every one, by id).
+func (g *keyRegions) keys(r *keyRegion) []int32 {
+	if r == nil {
+		return g.all
+	}
+	return r.keys
+}
+
+// size is len(g.keys(r)).
+func (g *keyRegions) size(r *keyRegion) int { return len(g.keys(r)) }
+
+// has reports whether key k (any key of h) is in region r.
+func (r *keyRegion) has(h *history.History, k int32) bool {
+	s := h.Keys.Get(k)
+	return s.IsStr || r.rs.Contains(s.I)
 }

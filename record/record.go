@@ -97,6 +97,10 @@ type Config struct {
 	// connects (open true) and before it closes (open false): benchmarks
 	// read the server backend's CPU time through it.
 	clientConn func(c db.Conn, open bool)
+	// chainsWithCommitOrder keeps the replaced-version capture
+	// (workload.Config.CommitOrder off) when a commit stream gives the
+	// version order: tests compare the two orders on the same run.
+	chainsWithCommitOrder bool
 	// noSnapshots (benchmarks) keeps the certificate capture but takes no
 	// snapshot markers (BenchmarkMariaDBCertificateOverhead/markers).
 	noSnapshots bool
@@ -249,6 +253,15 @@ func run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.DefaultDeletes && cfg.Workload == "predicate" && !cfg.WL.NoCertificate {
 		cfg.WL.Deletes = deletesDecidable(d, cfg.NoRecord)
 	}
+	if d.Name() == "postgres" && (d.Level() == db.RepeatableRead || d.Level() == db.Serializable) && !cfg.WL.NoCertificate && !cfg.NoRecord {
+		// the recorder reads the transaction's snapshot (rec.txnSnap
+		// below), every statement's snapshot at these levels
+		if pr, ok := wl.(workload.PredicateReader); ok && pr.PredicateReads() {
+			if _, ok := d.(interface{ CaptureTxnSnapshot() }); ok {
+				cfg.WL.TxnSnapshot = true
+			}
+		}
+	}
 	shared, err := workload.NewShared(cfg.WL)
 	if err != nil {
 		d.Close()
@@ -343,6 +356,11 @@ func run(ctx context.Context, cfg Config) (*Result, error) {
 			}()
 			h.Evidence.CommitOrder = true
 			h.Header.Extra["commit_ts"] = "commit LSN from a logical decoding slot (test_decoding): exact WAL commit order"
+			if !cfg.chainsWithCommitOrder {
+				// the version order comes from the commit order
+				// (certify): writes need not return what they replaced
+				shared.SetCommitOrder(true)
+			}
 		} else if g, ok := d.(interface{ HasCommitOrder() bool }); ok && g.HasCommitOrder() {
 			h.Evidence.CommitOrder = true
 			h.Header.Extra["commit_ts"] = "MariaDB @@last_gtid sequence number read after COMMIT (binlog order)"

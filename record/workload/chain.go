@@ -91,9 +91,12 @@ func (vc *versionChain) withTombs(tombs string) {
 }
 
 // inserted records the version an insert of k replaced: the unborn row, or
-// with tombstones the key's last deleted version.
-func (vc *versionChain) inserted(ctx context.Context, c db.Conn, o *Op, k int64) error {
-	if vc.tombRead == "" {
+// with tombstones (deletes: the run deletes rows) the key's last deleted
+// version. Without deletes no row was ever deleted, so an insert follows
+// the unborn row and the tombstone read (a locking read, which also gives
+// the transaction an xid) is left out.
+func (vc *versionChain) inserted(ctx context.Context, c db.Conn, o *Op, k int64, deletes bool) error {
+	if vc.tombRead == "" || !deletes {
 		o.PrevKnown, o.PrevNone = true, true
 		return nil
 	}
@@ -127,7 +130,9 @@ func queryOne[T any](ctx context.Context, c db.Conn, q string, args ...any) (*T,
 	return v, n, nil
 }
 
-func (vc *versionChain) write(ctx context.Context, c db.Conn, o *Op, k, v int64) error {
+// write upserts (k, v) and records in o the version it replaced; deletes:
+// the run deletes rows (see inserted).
+func (vc *versionChain) write(ctx context.Context, c db.Conn, o *Op, k, v int64, deletes bool) error {
 	if !vc.pg {
 		n, err := c.Exec(ctx, vc.upsert, k, v)
 		if err != nil {
@@ -135,7 +140,7 @@ func (vc *versionChain) write(ctx context.Context, c db.Conn, o *Op, k, v int64)
 		}
 		switch n {
 		case 1:
-			return vc.inserted(ctx, c, o, k)
+			return vc.inserted(ctx, c, o, k, deletes)
 		case 2:
 			prev, _, err := queryOne[int64](ctx, c, "SELECT @txray_prev")
 			if err != nil {
@@ -156,7 +161,7 @@ func (vc *versionChain) write(ctx context.Context, c db.Conn, o *Op, k, v int64)
 	}
 	switch p := *prev; {
 	case p == "":
-		return vc.inserted(ctx, c, o, k)
+		return vc.inserted(ctx, c, o, k, deletes)
 	case p == "vnull":
 		// a row with v NULL (not written by txray): not a version
 	default:

@@ -154,8 +154,8 @@ func (w *kv) Exec(ctx context.Context, c db.Conn, g *Gen, p *Plan, rec *Recorder
 		case history.Write:
 			v := g.S.Value()
 			i := rec.Start(Op{Kind: history.Write, Key: s.Key, Value: v, HasValue: true})
-			if w.chain != nil && !g.S.cfg.NoCertificate {
-				err = w.chain.write(ctx, c, &rec.Ops[i], s.Key, v)
+			if w.chain != nil && !g.S.cfg.NoCertificate && !g.S.cfg.CommitOrder {
+				err = w.chain.write(ctx, c, &rec.Ops[i], s.Key, v, false)
 			} else {
 				_, err = c.Exec(ctx, w.write, s.Key, v)
 			}

@@ -1,7 +1,9 @@
 package workload
 
 import (
+	"cmp"
 	"context"
+	"database/sql"
 	"fmt"
 	"regexp"
 	"slices"
@@ -50,10 +52,13 @@ func init() {
 // (versionChain; a predicate update's matched rows are the replaced
 // versions, a delete's the deleted ones, and a re-insert follows the
 // tombstone the delete stored in PredTombs), from which the recorder builds
-// the version order of every key without a commit log; on PostgreSQL each range read also returns the
-// snapshot it read under (pg_current_snapshot() in the statement itself,
-// which at read committed is the statement's snapshot), from which the
-// recorder derives its version set.
+// the version order of every key without a commit log; on PostgreSQL at
+// read committed each range read also returns the snapshot it read under
+// (pg_current_snapshot() in the statement itself: the statement's
+// snapshot), from which the recorder derives its version set; at
+// repeatable read and serializable every statement reads under the
+// transaction's snapshot, which the recorder reads with BEGIN
+// (Config.TxnSnapshot), so range reads are the plain SELECT.
 //
 // The statements per database: PostgreSQL runs a predicate update as one
 // UPDATE ... FROM (SELECT k, v ... FOR UPDATE) y ... RETURNING t.k, y.v,
@@ -90,11 +95,14 @@ func newPredicate(d db.Dialect) *predicate {
 	}
 	if d.Param(1) == "$1" {
 		w.pg = true
-		// The snapshot comes back once, as an extra last row (k NULL) of
-		// the same statement, so it is the statement's snapshot and is
-		// there even when no row matches.
-		w.snapRead = "SELECT k, v, NULL::text FROM " + t + " WHERE k >= $1 AND k <= $2 UNION ALL SELECT NULL, NULL, pg_current_snapshot()::text ORDER BY 1 NULLS LAST"
-		w.shadowRead = "SELECT k, v, NULL::text FROM " + t + " WHERE k >= $1 AND k <= $2 UNION ALL SELECT NULL, NULL, pg_current_snapshot()::text || ' ' || pg_export_snapshot() ORDER BY 1 NULLS LAST"
+		// The snapshot comes back once, as an extra row (k NULL) of the
+		// same statement, so it is the statement's snapshot and is there
+		// even when no row matches. No ORDER BY: sorting the rows with the
+		// snapshot row would add a Sort node to every range read (the
+		// planner scans a small table sequentially); the client sorts the
+		// rows by key instead (rangeRead).
+		w.snapRead = "SELECT k, v, NULL::text FROM " + t + " WHERE k >= $1 AND k <= $2 UNION ALL SELECT NULL, NULL, pg_current_snapshot()::text"
+		w.shadowRead = "SELECT k, v, NULL::text FROM " + t + " WHERE k >= $1 AND k <= $2 UNION ALL SELECT NULL, NULL, pg_current_snapshot()::text || ' ' || pg_export_snapshot()"
 	}
 	if n, ok := d.(interface{ Name() string }); ok && (n.Name() == "mariadb" || n.Name() == "mysql") {
 		w.forUpdate = true
@@ -151,6 +159,20 @@ func rangeWhere(lo, hi int64) string {
 	return "k >= " + strconv.FormatInt(lo, 10) + " AND k <= " + strconv.FormatInt(hi, 10)
 }
 
+// chained reports whether writes return the version they replaced (and
+// deletes store tombstones): with the certificate capture on, unless an
+// exact commit order gives the version order (Config.CommitOrder) and the
+// run has no deletes. With deletes the tombstone read stays: besides
+// naming the version a re-insert follows, its locking read makes
+// PostgreSQL fail (at repeatable read and serializable) a re-insert whose
+// snapshot predates the delete, which without it succeeds (the conflict
+// check sees the deleted row gone) and leaves the inserter's snapshot
+// seeing the old row and its own new one: the same key twice in one range
+// read (TestPostgresPredicateDeletes).
+func (w *predicate) chained(g *Gen) bool {
+	return w.chain != nil && !g.S.cfg.NoCertificate && (!g.S.cfg.CommitOrder || g.S.cfg.Deletes)
+}
+
 func (w *predicate) Exec(ctx context.Context, c db.Conn, g *Gen, p *Plan, rec *Recorder) error {
 	cert := !g.S.cfg.NoCertificate
 	for _, s := range p.Ops {
@@ -158,8 +180,8 @@ func (w *predicate) Exec(ctx context.Context, c db.Conn, g *Gen, p *Plan, rec *R
 		case s.Kind == history.Write:
 			v := g.S.Value()
 			i := rec.Start(Op{Kind: history.Write, Key: s.Key, Value: v, HasValue: true})
-			if w.chain != nil && cert {
-				if err := w.chain.write(ctx, c, &rec.Ops[i], s.Key, v); err != nil {
+			if w.chained(g) {
+				if err := w.chain.write(ctx, c, &rec.Ops[i], s.Key, v, g.S.cfg.Deletes); err != nil {
 					return err
 				}
 			} else if _, err := c.Exec(ctx, w.write, s.Key, v); err != nil {
@@ -167,11 +189,11 @@ func (w *predicate) Exec(ctx context.Context, c db.Conn, g *Gen, p *Plan, rec *R
 			}
 			rec.Finish(i)
 		case s.Update:
-			if err := w.update(ctx, c, g, s, rec, cert); err != nil {
+			if err := w.update(ctx, c, g, s, rec); err != nil {
 				return err
 			}
 		case s.Kind == history.Delete:
-			if err := w.delete(ctx, c, g, s, rec, cert); err != nil {
+			if err := w.delete(ctx, c, g, s, rec); err != nil {
 				return err
 			}
 		default:
@@ -186,8 +208,10 @@ func (w *predicate) Exec(ctx context.Context, c db.Conn, g *Gen, p *Plan, rec *R
 func (w *predicate) rangeRead(ctx context.Context, c db.Conn, g *Gen, s Spec, rec *Recorder, cert bool) error {
 	i := rec.Start(Op{Kind: history.PredRead, Pred: &Pred{Table: w.table, Where: rangeWhere(s.Lo, s.Hi)}})
 	var out []PredRow
-	if w.pg && cert {
-		shadow := g.Shadow != nil && g.S.cfg.ShadowVersionSets
+	shadow := w.pg && cert && g.Shadow != nil && g.S.cfg.ShadowVersionSets
+	// At repeatable read and serializable the recorder has the
+	// transaction's snapshot, which is this statement's (Config.TxnSnapshot).
+	if w.pg && cert && (shadow || !g.S.cfg.TxnSnapshot) {
 		q := w.snapRead
 		if shadow {
 			q = w.shadowRead
@@ -197,31 +221,34 @@ func (w *predicate) rangeRead(ctx context.Context, c db.Conn, g *Gen, s Spec, re
 			return err
 		}
 		var exported string
+		var k, v sql.NullInt64
+		var snap sql.NullString
 		for rows.Next() {
-			var snap *string
-			var k, v *int64
 			if err := rows.Scan(&k, &v, &snap); err != nil {
 				rows.Close()
 				return err
 			}
-			if snap != nil {
-				rec.Ops[i].Pred.Snapshot = *snap
+			if snap.Valid {
+				rec.Ops[i].Pred.Snapshot = snap.String
 				if shadow {
-					sn, id, _ := strings.Cut(*snap, " ")
+					sn, id, _ := strings.Cut(snap.String, " ")
 					rec.Ops[i].Pred.Snapshot, exported = sn, id
 				}
+				snap.Valid = false
 			}
-			if k != nil {
-				r := PredRow{Key: *k}
-				if v != nil {
-					r.Value, r.HasValue = *v, true
-				}
-				out = append(out, r)
+			if k.Valid {
+				out = append(out, PredRow{Key: k.Int64, Value: v.Int64, HasValue: v.Valid})
 			}
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
 			return err
+		}
+		// the rows come in scan order (see newPredicate); record them by
+		// key, as the plain read's ORDER BY k returns them
+		byKey := func(a, b PredRow) int { return cmp.Compare(a.Key, b.Key) }
+		if !slices.IsSortedFunc(out, byKey) {
+			slices.SortFunc(out, byKey)
 		}
 		if shadow && exported != "" {
 			if err := w.shadowVersions(ctx, g, exported, rec.Ops[i].Pred); err != nil {
@@ -245,7 +272,7 @@ func (w *predicate) rangeRead(ctx context.Context, c db.Conn, g *Gen, s Spec, re
 // update runs a predicate update over [s.Lo, s.Hi] and records it as a
 // predicate read of the rows it matched (at the versions it replaced) and
 // a write of each.
-func (w *predicate) update(ctx context.Context, c db.Conn, g *Gen, s Spec, rec *Recorder, cert bool) error {
+func (w *predicate) update(ctx context.Context, c db.Conn, g *Gen, s Spec, rec *Recorder) error {
 	width := s.Hi - s.Lo + 1
 	base := g.S.Values(width)
 	i := rec.Start(Op{Kind: history.PredRead, Pred: &Pred{Table: w.table, Where: rangeWhere(s.Lo, s.Hi)}})
@@ -299,7 +326,7 @@ func (w *predicate) update(ctx context.Context, c db.Conn, g *Gen, s Spec, rec *
 	rec.Finish(i)
 	for _, u := range got {
 		j := rec.Start(Op{Kind: history.Write, Key: u.Key, Value: u.new, HasValue: true})
-		if w.chain != nil && cert {
+		if w.chained(g) {
 			o := &rec.Ops[j]
 			o.Prev, o.PrevKnown, o.PrevNone = u.Value, u.HasValue, false
 		}
@@ -313,10 +340,10 @@ func (w *predicate) update(ctx context.Context, c db.Conn, g *Gen, s Spec, rec *
 // history.Delete of each, whose tombstone is a fresh value. With the
 // certificate capture the tombstones also go to PredTombs, in the same
 // transaction, for the re-insert that follows them (versionChain).
-func (w *predicate) delete(ctx context.Context, c db.Conn, g *Gen, s Spec, rec *Recorder, cert bool) error {
+func (w *predicate) delete(ctx context.Context, c db.Conn, g *Gen, s Spec, rec *Recorder) error {
 	width := s.Hi - s.Lo + 1
 	base := g.S.Values(width)
-	tombs := w.chain != nil && cert
+	tombs := w.chained(g)
 	i := rec.Start(Op{Kind: history.PredRead, Pred: &Pred{Table: w.table, Where: rangeWhere(s.Lo, s.Hi)}})
 	var got []PredRow // the deleted rows, at the versions deleted
 	add := func(r PredRow) { got = append(got, r) }

@@ -157,6 +157,21 @@ type Config struct {
 	// record.Config.DefaultDeletes (txray run without --deletes) turns it
 	// on exactly there.
 	Deletes bool
+	// TxnSnapshot (set by the recorder) says the recorder reads each
+	// transaction's snapshot with BEGIN (PostgreSQL at repeatable read and
+	// serializable, certificate capture on), which is every statement's
+	// snapshot there: the predicate workload's range reads then return no
+	// snapshot of their own (one column, one row and a function call less
+	// per read); at read committed each statement has its own and they do.
+	TxnSnapshot bool
+	// CommitOrder (set by the recorder, Shared.SetCommitOrder) says the
+	// run has an exact commit order of every committed writer (PostgreSQL:
+	// the logical decoding slot), from which the recorder derives each
+	// key's version order (writers hold row locks until they commit): the
+	// writes then need not return the version they replaced, nor deletes
+	// store tombstones (versionChain), and the capture costs no more than
+	// plain upserts.
+	CommitOrder bool
 }
 
 // Spec is a planned micro-op: kind and key; write values are drawn at
@@ -268,6 +283,10 @@ func NewShared(cfg Config) (*Shared, error) {
 	s.next = int64(cfg.Keys)
 	return s, nil
 }
+
+// SetCommitOrder sets Config.CommitOrder; call it before the clients
+// start.
+func (s *Shared) SetCommitOrder(on bool) { s.cfg.CommitOrder = on }
 
 // Config returns the configuration with defaults filled.
 func (s *Shared) Config() Config { return s.cfg }
