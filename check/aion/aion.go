@@ -87,6 +87,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/txray/txray/check"
 	"github.com/txray/txray/history"
@@ -110,14 +111,16 @@ type Val struct {
 
 // Op is one micro-operation of an arriving transaction.
 type Op struct {
-	Kind history.Kind
 	Key  int32 // id in Checker.Keys (set by Add when the Reader left a raw key)
-	V    Val
+	Kind history.Kind
 	List bool // a list read or an append (not checked online)
 	// raw: the key as decoded, not yet interned, is in Key (rawInt: an
 	// integer key 0 ≤ n < 2³¹; rawBig: Key indexes Txn.keyInts; rawStr:
-	// Key indexes Txn.keyStrs); rawNone: Key is an id. Op stays 32 bytes.
+	// Key indexes Txn.keyStrs); rawNone: Key is an id. The small fields
+	// share V's first word, so Op is 24 bytes (a 15-op transaction's ops
+	// fill 6 cache lines, not 8).
 	raw uint8
+	V   Val
 }
 
 // Txn is an arriving transaction.
@@ -648,6 +651,89 @@ func (c *Checker) prefetch(t *Txn) {
 		}
 	}
 	c.sink += x
+}
+
+// AddAll adds ts in order, as Add does one by one, and calls refused for
+// each transaction Add refuses; it returns how many were added. While a
+// transaction is checked, the cache misses of the next ones are started
+// without waiting for them (see Prefetch): their ids' direct-index entries
+// three transactions ahead, their key lines two ahead, the version slots
+// their writes append to one ahead. The checker's time per transaction is
+// mostly such misses (docs/benchmarks.md, issue 17 item 4).
+func (c *Checker) AddAll(ts []*Txn, refused func(*Txn, error)) int {
+	n := 0
+	for i, t := range ts {
+		if i+3 < len(ts) {
+			c.prefetchIDs(ts[i+3])
+		}
+		if i+2 < len(ts) {
+			c.prefetchKeys(ts[i+2])
+		}
+		if i+1 < len(ts) {
+			c.prefetchSlots(ts[i+1])
+		}
+		if err := c.Add(t); err != nil {
+			refused(t, err)
+			continue
+		}
+		n++
+	}
+	return n
+}
+
+// peekID returns the id op o's key has now, or -1 (new, or a key the
+// direct index does not hold): a read-only look-up for the prefetches.
+func (c *Checker) peekID(o *Op) int32 {
+	k := o.Key
+	switch o.raw {
+	case rawInt:
+		if int(k) >= len(c.kt.dense) {
+			return -1
+		}
+		k = c.kt.dense[k] - 1
+	case rawNone:
+	default:
+		return -1
+	}
+	if k < 0 || int(k) >= c.keys.n {
+		return -1
+	}
+	return k
+}
+
+// prefetchIDs starts loading the direct-index entries of t's integer keys
+// (changes nothing).
+func (c *Checker) prefetchIDs(t *Txn) {
+	for j := range t.Ops {
+		if o := &t.Ops[j]; o.raw == rawInt && int(o.Key) < len(c.kt.dense) {
+			prefetch(uintptr(unsafe.Pointer(&c.kt.dense[o.Key])))
+		}
+	}
+}
+
+// prefetchKeys starts loading the key lines of t's ops (changes nothing).
+func (c *Checker) prefetchKeys(t *Txn) {
+	for j := range t.Ops {
+		if k := c.peekID(&t.Ops[j]); k >= 0 {
+			prefetch(uintptr(unsafe.Pointer(c.keys.get(k))))
+		}
+	}
+}
+
+// prefetchSlots starts loading, for t's writes, the version slot entry
+// each will be installed at (changes nothing).
+func (c *Checker) prefetchSlots(t *Txn) {
+	for j := range t.Ops {
+		o := &t.Ops[j]
+		if o.Kind != history.Write {
+			continue
+		}
+		if k := c.peekID(o); k >= 0 {
+			if ks := c.keys.get(k); ks.vcls != 0 && int(ks.nv) < clsSize(ks.vcls) {
+				prefetch(uintptr(unsafe.Pointer(&c.vp.slot(ks.vcls, ks.voff)[ks.nv])))
+			}
+		}
+	}
 }
 
 // lastAccess returns the index of the last op of t before op j that

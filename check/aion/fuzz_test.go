@@ -232,3 +232,27 @@ func FuzzSkipInt(f *testing.F) {
 		}
 	})
 }
+
+// FuzzFastRecord: the reader's fast paths for the parts of a record txray
+// writes (member names, plain string and integer members, skipped
+// version_order records) together with the op fast path decode exactly
+// what the general path decodes: the same transactions, skipped records,
+// and the same error (with its line) on bad input.
+func FuzzFastRecord(f *testing.F) {
+	f.Add([]byte(`{"id":"c10-0","session":"10","seq":0,"status":"committed","invoke":0,"complete":602179,"start_ts":56,"commit_ts":204,"ops":[{"f":"w","k":75477,"v":84,"invoke":21830,"complete":22160},{"f":"r","k":13043,"v":null,"invoke":208819,"complete":209139}]}` + "\n" +
+		`{"type":"version_order","k":8694,"order":[77727,162914,181239]}` + "\n" +
+		`{"id":"c11-0","session":"11","seq":0,"status":"aborted","invoke":0,"complete":948736,"start_ts":16,"ops":[{"f":"r","k":56624,"v":null,"invoke":5479,"complete":5946}]}` + "\n"))
+	f.Add([]byte(`{"type":"version_order","k":1,"order":[]}` + "\n" + `{"type":"txn","id":7,"session":null,"status":"ok","start_ts":{"p":1,"l":2},"commit_ts":3,"ops":[]}` + "\n" +
+		`{"type":"x","k":1,"order":[1,]}` + "\n" + `{"type":"x","ops":[1]}`))
+	f.Add([]byte(`{"id":"a\n","session":"s","status":"unknown","start_ts":-0,"commit_ts":0012,"x":1.5,"y":[1],"ops":[]}` + "\n" +
+		`{"id":"b","status":"committed","start_ts":1234567890123456789,"commit_ts":2,"ops":[],"status":"bogus"}` + "\n" +
+		`{"type":"a\"b","k":1}` + "\n" + `{"type":"vo","k":1 , "order":[1]}` + "\n" + `{"type":"vo","k":"s"}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		fastOpOff, fastRecOff = true, true
+		want := decodeAll(b)
+		fastOpOff, fastRecOff = false, false
+		if got := decodeAll(b); got != want {
+			t.Fatalf("fast paths:\n%s\ngeneral path:\n%s", got, want)
+		}
+	})
+}

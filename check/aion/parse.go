@@ -109,6 +109,10 @@ func (r *Reader) Next() (*Txn, error) {
 		case c != '{':
 			return nil, r.errf("", "unexpected %q, want a transaction object", c)
 		}
+		if r.fastSkip() {
+			r.Skipped++
+			continue
+		}
 		t, skip, err := r.object()
 		if err != nil {
 			return nil, err
@@ -127,18 +131,26 @@ func (r *Reader) object() (*Txn, bool, error) {
 	t := &Txn{Status: history.Committed}
 	skip, sawOps, sawStatus := false, false, false
 	for first := true; ; first = false {
-		more, err := lx.More('}', first)
-		if err != nil {
-			return nil, false, r.wrap("", err)
-		}
-		if !more {
-			break
-		}
-		nb, err := lx.Field()
-		if err != nil {
-			return nil, false, r.wrap("", err)
+		// The member name: as txray writes it (fastName), else through
+		// the lexer. Each value below likewise has a fast path for the
+		// shape txray writes that consumes nothing when the input has
+		// another shape, and the general path decodes it; both give the
+		// same result (FuzzFastRecord).
+		nb, ok := r.fastName(first)
+		if !ok {
+			more, err := lx.More('}', first)
+			if err != nil {
+				return nil, false, r.wrap("", err)
+			}
+			if !more {
+				break
+			}
+			if nb, err = lx.Field(); err != nil {
+				return nil, false, r.wrap("", err)
+			}
 		}
 		name := fieldName(nb)
+		var err error
 		switch name {
 		case "txray":
 			skip = true
@@ -149,28 +161,48 @@ func (r *Reader) object() (*Txn, bool, error) {
 				skip = true
 			}
 		case "id":
-			t.ID, err = r.text()
+			if s, ok := r.fastStr(); ok {
+				t.ID = string(s)
+			} else {
+				t.ID, err = r.text()
+			}
 		case "session":
-			if c, _ := lx.Peek(); c == 'n' {
+			if s, ok := r.fastStr(); ok {
+				t.Session = r.sessionName(s)
+			} else if c, _ := lx.Peek(); c == 'n' {
 				_, err = lx.Literal()
 			} else {
 				t.Session, err = r.session()
 			}
 		case "status":
+			if st, ok := r.fastStatus(); ok {
+				t.Status, sawStatus = st, true
+				break
+			}
 			var s []byte
 			if s, err = lx.String(); err == nil {
 				t.Status, err = history.ParseStatus(string(s))
 				sawStatus = true
 			}
 		case "start_ts":
-			t.StartTS, err = r.ts()
+			if p, ok := r.fastMemberInt(); ok {
+				t.StartTS = history.Timestamp{P: p, Set: true}
+			} else {
+				t.StartTS, err = r.ts()
+			}
 		case "commit_ts":
-			t.CommitTS, err = r.ts()
+			if p, ok := r.fastMemberInt(); ok {
+				t.CommitTS = history.Timestamp{P: p, Set: true}
+			} else {
+				t.CommitTS, err = r.ts()
+			}
 		case "ops":
 			sawOps = true
 			err = r.ops(t)
 		default:
-			err = lx.Skip()
+			if !r.fastSkipInt() {
+				err = lx.Skip()
+			}
 		}
 		if err != nil {
 			return nil, false, r.wrap(name, err)
@@ -221,8 +253,13 @@ func (r *Reader) session() (string, error) {
 	if err != nil {
 		return "", err
 	}
+	return r.sessionName(b), nil
+}
+
+// sessionName returns the shared string of session name b.
+func (r *Reader) sessionName(b []byte) string {
 	if s, ok := r.sessions[string(b)]; ok {
-		return s, nil
+		return s
 	}
 	s := string(b)
 	if r.sessions == nil {
@@ -231,7 +268,7 @@ func (r *Reader) session() (string, error) {
 	if len(r.sessions) < 1<<16 {
 		r.sessions[s] = s
 	}
-	return s, nil
+	return s
 }
 
 func (r *Reader) text() (string, error) {
@@ -556,4 +593,196 @@ func skipInt(b []byte, i int) (int, bool) {
 		return 0, false
 	}
 	return j, true
+}
+
+// fastRecOff disables the record fast paths (fastName, fastStr,
+// fastStatus, fastMemberInt, fastSkipInt, fastSkip; differential tests).
+var fastRecOff bool
+
+// The record fast paths below decode, straight from the lexer's buffer,
+// the parts of a record written the way txray writes them (no white
+// space, plain strings without escapes, integers of at most 18 digits
+// followed by ',' or '}'). For anything else they consume nothing and
+// report false, and the general path decodes the input; both give the
+// same result, error and line number (FuzzFastRecord).
+
+// fastName reads a member name and its colon (after a comma unless first):
+// ,"name": or "name":.
+func (r *Reader) fastName(first bool) ([]byte, bool) {
+	if fastRecOff {
+		return nil, false
+	}
+	b := r.lx.Window()
+	i := 0
+	if !first {
+		if len(b) == 0 || b[0] != ',' {
+			return nil, false
+		}
+		i = 1
+	}
+	j, ok := plainStr(b, i)
+	if !ok || j >= len(b) || b[j] != ':' {
+		return nil, false
+	}
+	r.lx.Consume(j+1, 0)
+	return b[i+1 : j-1], true
+}
+
+// plainStr reads, from b at i, a string of plain bytes (no escape, no
+// control character) with its quotes, and returns the index after it.
+func plainStr(b []byte, i int) (int, bool) {
+	if i >= len(b) || b[i] != '"' {
+		return 0, false
+	}
+	j := i + 1
+	for j < len(b) && b[j] != '"' {
+		if b[j] == '\\' || b[j] < 0x20 {
+			return 0, false
+		}
+		j++
+	}
+	if j >= len(b) {
+		return 0, false
+	}
+	return j + 1, true
+}
+
+// fastStr reads a plain string value (its bytes alias the input).
+func (r *Reader) fastStr() ([]byte, bool) {
+	if fastRecOff {
+		return nil, false
+	}
+	b := r.lx.Window()
+	j, ok := plainStr(b, 0)
+	if !ok {
+		return nil, false
+	}
+	r.lx.Consume(j, 0)
+	return b[1 : j-1], true
+}
+
+// fastStatus reads "committed", "aborted" or "unknown".
+func (r *Reader) fastStatus() (history.Status, bool) {
+	if fastRecOff {
+		return 0, false
+	}
+	b := r.lx.Window()
+	j, ok := plainStr(b, 0)
+	if !ok {
+		return 0, false
+	}
+	var st history.Status
+	switch string(b[1 : j-1]) {
+	case "committed":
+		st = history.Committed
+	case "aborted":
+		st = history.Aborted
+	case "unknown":
+		st = history.Unknown
+	default:
+		return 0, false
+	}
+	r.lx.Consume(j, 0)
+	return st, true
+}
+
+// fastMemberInt reads an integer member value followed by ',' or '}'.
+func (r *Reader) fastMemberInt() (int64, bool) {
+	if fastRecOff {
+		return 0, false
+	}
+	b := r.lx.Window()
+	n, j, ok := timekiller.FastInt(b, 0)
+	if !ok || (b[j] != ',' && b[j] != '}') {
+		return 0, false
+	}
+	r.lx.Consume(j, 0)
+	return n, true
+}
+
+// fastSkipInt skips an integer member value followed by ',' or '}'.
+func (r *Reader) fastSkipInt() bool {
+	if fastRecOff {
+		return false
+	}
+	b := r.lx.Window()
+	j, ok := skipInt(b, 0)
+	if !ok || (b[j] != ',' && b[j] != '}') {
+		return false
+	}
+	r.lx.Consume(j, 0)
+	return true
+}
+
+// recordMember reports whether a member of this name is decoded (and may
+// be refused) even in a record that is skipped.
+func recordMember(b []byte) bool {
+	switch string(b) {
+	case "type", "id", "session", "status", "start_ts", "commit_ts", "ops":
+		return true
+	}
+	return false
+}
+
+// fastSkip skips a whole record that is not a transaction, written the
+// way txray writes its version_order records: {"type":"X" with X not
+// "txn", then members whose values are integers or arrays of integers
+// ({"type":"version_order","k":N,"order":[N,...]}). The general path
+// skips the same records; for anything else fastSkip consumes nothing.
+func (r *Reader) fastSkip() bool {
+	if fastRecOff {
+		return false
+	}
+	b := r.lx.Window()
+	const head = `{"type":`
+	if len(b) < len(head) || string(b[:len(head)]) != head {
+		return false
+	}
+	i, ok := plainStr(b, len(head))
+	if !ok || string(b[len(head)+1:i-1]) == "txn" {
+		return false
+	}
+	for {
+		if i >= len(b) {
+			return false
+		}
+		if b[i] == '}' {
+			r.lx.Consume(i+1, 0)
+			return true
+		}
+		if b[i] != ',' {
+			return false
+		}
+		j, ok := plainStr(b, i+1)
+		if !ok || j >= len(b) || b[j] != ':' || recordMember(b[i+2:j-1]) {
+			return false
+		}
+		i = j + 1
+		if i < len(b) && b[i] == '[' {
+			i++
+			if i < len(b) && b[i] == ']' {
+				i++
+				continue
+			}
+			for {
+				k, ok := skipInt(b, i)
+				if !ok {
+					return false
+				}
+				i = k + 1
+				if b[k] == ']' {
+					break
+				}
+				if b[k] != ',' {
+					return false
+				}
+			}
+			continue
+		}
+		k, ok := skipInt(b, i)
+		if !ok || (b[k] != ',' && b[k] != '}') {
+			return false
+		}
+		i = k
+	}
 }

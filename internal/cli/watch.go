@@ -229,14 +229,7 @@ type watcher struct {
 // addLocked adds decoded transactions (w.mu held); a transaction the
 // checker refuses is rejected and skipped.
 func (w *watcher) addLocked(txns []*aion.Txn) int {
-	n := 0
-	for _, t := range txns {
-		if err := w.c.Add(t); err != nil {
-			w.rej.add(err.Error())
-			continue
-		}
-		n++
-	}
+	n := w.c.AddAll(txns, func(_ *aion.Txn, err error) { w.rej.add(err.Error()) })
 	w.n += int64(n)
 	return n
 }
