@@ -157,6 +157,16 @@ type Config struct {
 	// forgets the coldest settled keys, and a later read of a forgotten
 	// key is not checked and makes the verdict unknown (keys.go).
 	MaxKeys int
+	// MaxValueBytes bounds the table of distinct string values (0 = no
+	// bound): beyond it a Tick drops the values no retained state names,
+	// and a failing read that may be due to a dropped value makes the
+	// verdict unknown (values.go).
+	MaxValueBytes int64
+	// MaxUnknownWrites bounds the writes of unknown-outcome transactions
+	// remembered exactly (0 = no bound): beyond it the oldest are kept
+	// only in a filter, and a failing read the filter may explain makes
+	// the verdict unknown (values.go).
+	MaxUnknownWrites int
 	// MaxPerType caps listed anomalies per type (0 = 8).
 	MaxPerType int
 	// Now is the clock (default time.Now); tests inject one.
@@ -196,14 +206,18 @@ type Checker struct {
 	ser bool
 	// Keys interns keys (the checker's own table, keys.go: Add interns
 	// the raw keys a Reader leaves in ops; direct use is for tests and
-	// single-goroutine callers). Strs interns string values; Readers
-	// intern through methods that lock nmu, so a Reader may decode in
-	// another goroutine while the checker runs.
+	// single-goroutine callers). vals interns string values (values.go);
+	// Readers intern through methods that lock nmu, so a Reader may
+	// decode in another goroutine while the checker runs.
 	Keys *Keys
-	Strs *history.Interner
+	vals valTab
 	nmu  sync.RWMutex
-	kt   keyTab
-	keys keyStates
+	// reads whose failure may be due to a string value dropped from the
+	// table (values.go), and the first
+	valReads int64
+	valFirst string
+	kt       keyTab
+	keys     keyStates
 	// key budget (Config.MaxKeys, keys.go): keys retained, the clock
 	// hand, the filter of forgotten names, the latest commit of a
 	// forgotten version, keys forgotten with versions, reads of them
@@ -258,7 +272,18 @@ type Checker struct {
 	sink    uint8 // see prefetch
 	// unkW: (key, value) written by unknown-outcome transactions without
 	// timestamps; a failing read of one is undecided, not a violation.
-	unkW        map[unkRef]struct{}
+	unkW map[unkRef]struct{}
+	// bound on unkW (Config.MaxUnknownWrites, values.go): entries in
+	// arrival order (from unkHead on), entries per key, the filter of
+	// forgotten ones, how many were forgotten, failing reads they may
+	// explain (and the first)
+	unkQ        []unkRef
+	unkHead     int
+	unkKeys     map[int32]int32
+	unkForgot   bloom
+	unkDropped  int64
+	unkMaybe    int64
+	unkFirst    string
 	undecided   int64 // failing reads explained by an unknown-outcome write
 	coUndecided int64 // commit-order failures without CommitOrderSerializes
 	coFirst     string
@@ -294,7 +319,7 @@ func New(cfg Config) *Checker {
 	if cfg.Model == "" {
 		cfg.Model = "snapshot-isolation"
 	}
-	c := &Checker{cfg: cfg, Strs: history.NewInterner(), kt: keyTab{seed: maphash.MakeSeed()},
+	c := &Checker{cfg: cfg, vals: newValTab(), kt: keyTab{seed: maphash.MakeSeed()},
 		last: map[string]*Txn{}, anoms: map[string][]check.Anomaly{}, counts: map[string]int{},
 		kinds: map[int64]string{}, failed: map[int32][]failRec{}}
 	c.Keys = &Keys{c: c}
@@ -497,11 +522,7 @@ func (c *Checker) Add(t *Txn) error {
 			c.resolve(t, c.n+1)
 			for i := range t.Ops {
 				if o := &t.Ops[i]; o.Kind == history.Write && !o.List && o.Key >= 0 {
-					if c.unkW == nil {
-						c.unkW = map[unkRef]struct{}{}
-					}
-					c.unkW[unkRef{o.Key, o.V}] = struct{}{}
-					c.key(o.Key).flags |= fUnk
+					c.addUnknownWrite(o.Key, o.V)
 				}
 			}
 		}
@@ -555,7 +576,9 @@ func (c *Checker) Add(t *Txn) error {
 		}
 		ks := c.key(o.Key)
 		if p := c.lastAccess(t, j); p >= 0 {
-			if acc := t.Ops[p].V; acc != o.V {
+			if acc := t.Ops[p].V; acc != o.V && !c.aliased(acc, o.V, func() string {
+				return fmt.Sprintf("%s: op %d read %s of %s after op %d", name(t), j, c.valString(o.V), c.keyName(o.Key), p)
+			}) {
 				c.report(TypeInternal, c.keyName(o.Key), fmt.Sprintf("%s: op %d (%s) follows op %d (%s) on the same key, so it must return %s, but it returned %s. Int axiom.",
 					c.txnString(t), j, c.opStringIn(t, o), p, c.opStringIn(t, &t.Ops[p]), c.valString(acc), c.valString(o.V)))
 			}
@@ -842,6 +865,7 @@ func (c *Checker) tick(before time.Time) {
 		}
 	}
 	if !w.Set {
+		c.bound()
 		return
 	}
 	// Sweep the keys only when the work since the last sweep (versions
@@ -862,10 +886,10 @@ func (c *Checker) tick(before time.Time) {
 		need = 0 // over the key budget: settle keys so they can be forgotten
 	}
 	if c.work < need && c.ticks-c.swept < sweepEvery {
-		c.maybeForget()
+		c.bound()
 		return
 	}
-	defer c.maybeForget()
+	defer c.bound()
 	c.work, c.swept = 0, c.ticks
 	// Only active keys can have anything to discard: a key with at most one
 	// version (already naming a ghost) and no pending reads keeps that
@@ -977,11 +1001,20 @@ func (c *Checker) finalize(r *read, rn int64) {
 	o := &t.Ops[r.op]
 	snap, rv := r.snap(), r.val()
 	var state string
+	var seen Val // the value visible at snap
 	if i := c.at(ks, snap); i >= 0 {
 		v := &c.vers(ks)[i]
+		seen = v.val()
 		state = fmt.Sprintf("%s, written by %s (cts %s)", c.valString(v.val()), c.writerName(v), v.cts())
 	} else {
 		state = "the initial value"
+	}
+	if rv.K == 2 && c.aliased(rv, seen, func() string {
+		return fmt.Sprintf("%s (snapshot %s) read %s of %s, where %s was visible", name(t), snap, c.valString(rv), c.keyName(r.key), state)
+	}) {
+		// the string read may equal the one visible, or one an
+		// unknown-outcome transaction wrote, under another id
+		return
 	}
 	kind, ok := c.kinds[rn]
 	if ok {
@@ -991,6 +1024,15 @@ func (c *Checker) finalize(r *read, rn int64) {
 	}
 	if _, ok := c.unkW[unkRef{r.key, rv}]; ok && !c.isInitial(rv) && !strings.HasPrefix(kind, "written") {
 		c.undecided++
+		return
+	}
+	if c.unkForgot.w != nil && !c.isInitial(rv) && !strings.HasPrefix(kind, "written") && c.unkForgot.has(c.unkHash(r.key, rv)) {
+		// an unknown-outcome write forgotten under MaxUnknownWrites
+		// may have written it
+		c.unkMaybe++
+		if c.unkFirst == "" {
+			c.unkFirst = fmt.Sprintf("%s (snapshot %s) read %s of %s", name(t), snap, c.valString(rv), c.keyName(r.key))
+		}
 		return
 	}
 	word := "snapshot"
@@ -1048,6 +1090,11 @@ func (c *Checker) reopen(ks *keyState, k int32, i int, t *Txn) {
 			continue
 		}
 		undecidable := i == 0 && ks.flags&fGced != 0 && fr.snap.Less(c.gcTS(k))
+		if !undecidable && vs[i].val() != fr.v && vs[i].vK == 2 && fr.v.K == 2 && (c.suspect(vs[i].val()) || c.suspect(fr.v)) {
+			// the late string may be the one read, under another id
+			// (values.go)
+			undecidable = true
+		}
 		if !undecidable && vs[i].val() != fr.v {
 			failed[n] = fr
 			n++
@@ -1152,18 +1199,6 @@ type unkRef struct {
 
 func name(t *Txn) string { return "T(" + t.ID + ")" }
 
-func (c *Checker) valString(v Val) string {
-	switch v.K {
-	case 0:
-		return "nil"
-	case 2:
-		c.nmu.RLock()
-		defer c.nmu.RUnlock()
-		return c.Strs.String(int32(v.N))
-	}
-	return fmt.Sprint(v.N)
-}
-
 func (c *Checker) opString(o *Op) string { return c.opStringIn(nil, o) }
 
 // opStringIn renders op o of transaction t (see keyNameIn).
@@ -1256,7 +1291,9 @@ func (c *Checker) Close() *check.Result {
 	r.Stats = map[string]any{"txns": c.n, "not_committed": c.aborted, "flips": c.flips, "rechecks": c.rechk,
 		"late_unchecked": c.late, "late_noconflict_partial": c.lateNC, "unchecked_list_ops": c.listOps,
 		"seconds": el, "ext_withdrawn": c.withdrawn, "ext_reopened_unknown": c.reopenUnk, "late_writes_after_pass": c.latePass,
-		"keys_retained": c.liveKeys, "forgotten_keys": c.forgotKeys, "forgotten_reads": c.forgotReads}
+		"keys_retained": c.liveKeys, "forgotten_keys": c.forgotKeys, "forgotten_reads": c.forgotReads,
+		"values_retained": len(c.vals.byID), "forgotten_values": c.vals.dropped, "forgotten_value_reads": c.valReads,
+		"unknown_writes_retained": len(c.unkW), "forgotten_unknown_writes": c.unkDropped, "forgotten_unknown_write_reads": c.unkMaybe}
 	if el > 0 {
 		r.Stats["txns_per_second"] = float64(c.n) / el
 	}
@@ -1280,6 +1317,12 @@ func (c *Checker) Close() *check.Result {
 	}
 	if c.coUndecided > 0 {
 		why = append(why, fmt.Sprintf("%d reads contradict the commit-timestamp order, but the commit order is not known to be the database's serialization order (not a timestamp-ordered engine), so they do not prove non-serializability; check the history offline with --checker list-append or rw-register, or declare commit-order-serializes. First: %s", c.coUndecided, c.coFirst))
+	}
+	if c.valReads > 0 {
+		why = append(why, fmt.Sprintf("%d reads returned a string that may equal the one expected under another id: the table of string values was bounded (--memory-limit; %d values forgotten), so they could not be decided; first: %s", c.valReads, c.vals.dropped, c.valFirst))
+	}
+	if c.unkMaybe > 0 {
+		why = append(why, fmt.Sprintf("%d failing reads returned values that a transaction of unknown outcome may have written (its writes were forgotten under --memory-limit: %d), so they cannot be decided; first: %s", c.unkMaybe, c.unkDropped, c.unkFirst))
 	}
 	if c.reopenUnk > 0 {
 		why = append(why, fmt.Sprintf("%d final external-read failures were re-opened by writes that arrived later than --final-after and can no longer be decided (the versions that decide them were discarded); first: %s", c.reopenUnk, c.reopenFirst))
@@ -1376,12 +1419,3 @@ func (k *Keys) Int(n int64) int32 { return k.c.internInt(n, k.c.n+1) }
 
 // String renders key id id.
 func (k *Keys) String(id int32) string { return k.c.keyName(id) }
-
-func (c *Checker) internStr(b []byte) int32 {
-	c.nmu.Lock()
-	defer c.nmu.Unlock()
-	if id, ok := c.Strs.LookupStr(string(b)); ok {
-		return id
-	}
-	return c.Strs.Str(string(b))
-}
