@@ -157,6 +157,10 @@ type Config struct {
 	// forgets the coldest settled keys, and a later read of a forgotten
 	// key is not checked and makes the verdict unknown (keys.go).
 	MaxKeys int
+	// MaxFilterBytes bounds the filter of forgotten key names (keys.go:
+	// a chain of Bloom filters that grows with the names forgotten; 0 =
+	// 32 bytes per key of MaxKeys).
+	MaxFilterBytes int64
 	// MaxValueBytes bounds the table of distinct string values (0 = no
 	// bound): beyond it a Tick drops the values no retained state names,
 	// and a failing read that may be due to a dropped value makes the
@@ -224,11 +228,14 @@ type Checker struct {
 	// not checked (and the first)
 	liveKeys    int
 	hand        int
-	forgotten   bloom
+	forgotten   bloomChain
 	forgotMax   history.Timestamp
 	forgotKeys  int64
 	forgotReads int64
 	forgotFirst string
+	// the filter consulted (probeForgot), and how often it held the name
+	filterProbes int64
+	suspectKeys  int64
 	vp          vpool
 	// activeBits: the keys Tick must visit (fActive), nactive of them
 	activeBits []uint64
@@ -590,7 +597,7 @@ func (c *Checker) Add(t *Txn) error {
 			c.late++
 			continue
 		}
-		if ks.flags&fForgot != 0 && c.forgottenRead(ks, snap.P, snap.L) {
+		if ks.flags&(fForgot|fProbe) != 0 && c.forgottenRead(o.Key, ks, snap.P, snap.L) {
 			c.forgotReads++
 			if c.forgotFirst == "" {
 				c.forgotFirst = fmt.Sprintf("%s (snapshot %s) read %s of %s", name(t), snap, c.valString(o.V), c.keyName(o.Key))
@@ -739,7 +746,7 @@ func (c *Checker) install(t *Txn, o *Op, w int32, tx int64) {
 			i--
 		}
 	}
-	if !c.ser && ks.flags&fForgot != 0 && c.forgotMax.Set && !c.forgotMax.Less(t.StartTS) {
+	if !c.ser && ks.flags&(fForgot|fProbe) != 0 && c.forgotMax.Set && !c.forgotMax.Less(t.StartTS) && c.probeForgot(o.Key, ks) {
 		// a forgotten writer of the key may overlap t (keys.go)
 		c.lateNC++
 	}
@@ -1292,6 +1299,7 @@ func (c *Checker) Close() *check.Result {
 		"late_unchecked": c.late, "late_noconflict_partial": c.lateNC, "unchecked_list_ops": c.listOps,
 		"seconds": el, "ext_withdrawn": c.withdrawn, "ext_reopened_unknown": c.reopenUnk, "late_writes_after_pass": c.latePass,
 		"keys_retained": c.liveKeys, "forgotten_keys": c.forgotKeys, "forgotten_reads": c.forgotReads,
+		"forgotten_filter_probes": c.filterProbes, "suspect_keys": c.suspectKeys,
 		"values_retained": len(c.vals.byID), "forgotten_values": c.vals.dropped, "forgotten_value_reads": c.valReads,
 		"unknown_writes_retained": len(c.unkW), "forgotten_unknown_writes": c.unkDropped, "forgotten_unknown_write_reads": c.unkMaybe}
 	if el > 0 {

@@ -259,6 +259,61 @@ func (f *bloom) has(h uint64) bool {
 	return f.probes(h, func(i uint64) bool { return f.w[i>>6]&(1<<(i&63)) != 0 })
 }
 
+// bloomChain is the filter of forgotten key names: a chain of Bloom
+// filters that grows with the names forgotten, within a byte budget. Each
+// stage is twice the size of the previous one (or the largest power of two
+// the rest of the budget holds, if that is larger) and takes names until it
+// holds one per 32+4i bits (stage i; four probes: a false-positive rate of
+// about 1/5,000 for stage 0, falling for later ones, so the chain's stays
+// under about 1/1,500 however many stages fill); names go into the last
+// stage, a lookup asks every stage. When the next stage would exceed the
+// budget, the last one keeps taking names and its false-positive rate
+// rises: memory stays bounded, and a false positive only leaves a read
+// unchecked (unknown), never a false verdict. A lookup is needed only for
+// reads and writes a forgotten version could affect (probeForgot), so
+// stages cost little time.
+type bloomChain struct {
+	st    []bloom
+	n     []int64 // names added per stage
+	bytes int64   // allocated
+	max   int64   // budget in bytes
+}
+
+// chainStage0 is the first stage's size in bits (8 KiB).
+const chainStage0 = 1 << 16
+
+func (f *bloomChain) empty() bool { return len(f.st) == 0 }
+
+func (f *bloomChain) add(h uint64) {
+	last := len(f.st) - 1
+	if last < 0 || f.n[last]*int64(32+4*last) >= int64(f.st[last].mask+1) {
+		nb := uint64(chainStage0)
+		if last >= 0 {
+			nb = 2 * (f.st[last].mask + 1)
+		}
+		for last >= 0 && nb > chainStage0 && f.bytes+int64(nb/8) > f.max {
+			nb >>= 1 // the largest stage the rest of the budget holds
+		}
+		if last < 0 || (nb > f.st[last].mask && f.bytes+int64(nb/8) <= f.max) {
+			f.st = append(f.st, bloom{w: make([]uint64, nb/64), mask: nb - 1})
+			f.n = append(f.n, 0)
+			f.bytes += int64(nb / 8)
+			last++
+		}
+	}
+	f.st[last].add(h)
+	f.n[last]++
+}
+
+func (f *bloomChain) has(h uint64) bool {
+	for i := range f.st {
+		if f.st[i].has(h) {
+			return true
+		}
+	}
+	return false
+}
+
 // nameHash is the filter's hash of a key name (integers and strings apart).
 func (c *Checker) nameHash(str bool, n int64, b []byte) uint64 {
 	if str {
@@ -303,10 +358,36 @@ func (c *Checker) newKey(str bool, n int64, b []byte, h uint64, born int64) int3
 		}
 	}
 	c.liveKeys++
-	if c.forgotten.w != nil && c.forgotten.has(c.nameHash(str, n, b)) {
-		ks.flags |= fForgot
+	if !c.forgotten.empty() {
+		ks.flags |= fProbe // consulted when it matters (probeForgot)
 	}
 	return id
+}
+
+// probeForgot consults the filter of forgotten names for key k (fProbe),
+// once: the key is marked fForgot if the filter holds its name. The filter
+// only grows, so consulting it later than when the key was created is at
+// least as cautious (no false negatives); doing it only for the reads and
+// writes it can affect (a read whose visible version is not newer than
+// every forgotten one, a write that may overlap a forgotten writer) spares
+// the lookup, and its false positives, for every other new key.
+func (c *Checker) probeForgot(k int32, ks *keyState) bool {
+	if ks.flags&fProbe != 0 {
+		ks.flags &^= fProbe
+		kt := &c.kt
+		var h uint64
+		if kt.isStrID(k) {
+			h = c.nameHash(true, 0, []byte(kt.strs[kt.names[k]]))
+		} else {
+			h = c.nameHash(false, kt.names[k], nil)
+		}
+		c.filterProbes++
+		if c.forgotten.has(h) {
+			ks.flags |= fForgot
+			c.suspectKeys++
+		}
+	}
+	return ks.flags&fForgot != 0
 }
 
 // internInt returns the id of integer key n, creating it.
@@ -422,12 +503,11 @@ func (c *Checker) forgetKey(k int32, ks *keyState, cold *keyCold) {
 	if ks.nv > 0 {
 		// it held a version: later reads of its name are not checkable
 		// against what was discarded
-		if c.forgotten.w == nil {
-			nb := uint64(1) << 16
-			for nb < uint64(c.cfg.MaxKeys)*128 {
-				nb <<= 1
+		if c.forgotten.max == 0 {
+			c.forgotten.max = c.cfg.MaxFilterBytes
+			if c.forgotten.max <= 0 {
+				c.forgotten.max = 32 * int64(c.cfg.MaxKeys)
 			}
-			c.forgotten = bloom{w: make([]uint64, nb/64), mask: nb - 1}
 		}
 		c.forgotten.add(c.nameHash(str, kt.names[k], name))
 		if ks.nv > 0 && (!c.forgotMax.Set || c.forgotMax.Less(ks.last())) {
@@ -465,17 +545,18 @@ func (c *Checker) forgetKey(k int32, ks *keyState, cold *keyCold) {
 	c.liveKeys--
 }
 
-// forgottenRead reports whether a read at snap of key ks (fForgot) cannot
+// forgottenRead reports whether a read at snap of key k (fForgot or fProbe) cannot
 // be checked: the version visible there is not a retained one committed
 // after every forgotten version.
-func (c *Checker) forgottenRead(ks *keyState, sP, sL int64) bool {
+func (c *Checker) forgottenRead(k int32, ks *keyState, sP, sL int64) bool {
 	if !c.forgotMax.Set {
 		return false
 	}
 	i := c.at(ks, history.Timestamp{P: sP, L: sL, Set: true})
-	if i < 0 {
-		return true
+	if i >= 0 {
+		if v := &c.vers(ks)[i]; less(c.forgotMax.P, c.forgotMax.L, v.ctsP, v.ctsL) {
+			return false // newer than every forgotten version
+		}
 	}
-	v := &c.vers(ks)[i]
-	return !less(c.forgotMax.P, c.forgotMax.L, v.ctsP, v.ctsL)
+	return c.probeForgot(k, ks)
 }

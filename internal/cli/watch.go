@@ -143,7 +143,7 @@ txray check.`,
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			w := &watcher{c: aion.New(aion.Config{Model: m, InitialZero: initial == "0", FinalAfter: finalAfter, MaxPerType: maxPerType,
-				MaxKeys: aionMaxKeys(memLimit), MaxValueBytes: aionMaxValueBytes(memLimit), MaxUnknownWrites: aionMaxUnknownWrites(memLimit)}),
+				MaxKeys: aionMaxKeys(memLimit), MaxFilterBytes: memLimit << 20 / 16, MaxValueBytes: aionMaxValueBytes(memLimit), MaxUnknownWrites: aionMaxUnknownWrites(memLimit)}),
 				stderr: cmd.ErrOrStderr()}
 			w.rej.out = w.stderr
 			if f, ok := w.stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
