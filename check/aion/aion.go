@@ -236,7 +236,7 @@ type Checker struct {
 	// the filter consulted (probeForgot), and how often it held the name
 	filterProbes int64
 	suspectKeys  int64
-	vp          vpool
+	vp           vpool
 	// activeBits: the keys Tick must visit (fActive), nactive of them
 	activeBits []uint64
 	nactive    int
