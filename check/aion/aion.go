@@ -157,6 +157,14 @@ type Config struct {
 	// forgets the coldest settled keys, and a later read of a forgotten
 	// key is not checked and makes the verdict unknown (keys.go).
 	MaxKeys int
+	// MaxWindowBytes bounds the arrival window (0 = no bound): when the
+	// transactions with pending reads hold more than this (about 256
+	// bytes each, 32 per op, 80 per pending read), a Tick makes the
+	// oldest ones' reads final before FinalAfter ("early_final_reads"),
+	// down to 3/4 of it. A write arriving later than that is handled as
+	// any write arriving after finality (re-opening; unknown with the
+	// reason when it cannot be decided), never a false verdict.
+	MaxWindowBytes int64
 	// MaxFilterBytes bounds the filter of forgotten key names (keys.go:
 	// a chain of Bloom filters that grows with the names forgotten; 0 =
 	// 32 bytes per key of MaxKeys).
@@ -185,6 +193,10 @@ type failRec struct {
 	v    Val
 	expl string
 }
+
+// txnBytes is about what an arriving transaction costs beyond its ops
+// (the Txn, its id and session, the ptx entry, the Reader's share).
+const txnBytes = 256
 
 // sweepEvery: a tick sweeps the active keys at least this often.
 const sweepEvery = 8
@@ -233,6 +245,10 @@ type Checker struct {
 	forgotKeys  int64
 	forgotReads int64
 	forgotFirst string
+	// arrival window (Config.MaxWindowBytes): bytes held by ptx, reads
+	// made final early
+	winBytes int64
+	early    int64
 	// the filter consulted (probeForgot), and how often it held the name
 	filterProbes int64
 	suspectKeys  int64
@@ -326,7 +342,7 @@ func New(cfg Config) *Checker {
 	if cfg.Model == "" {
 		cfg.Model = "snapshot-isolation"
 	}
-	c := &Checker{cfg: cfg, vals: newValTab(), kt: keyTab{seed: maphash.MakeSeed()},
+	c := &Checker{cfg: cfg, vals: newValTab(), kt: keyTab{seed: maphash.MakeSeed(), dmax: denseFor(cfg.MaxKeys)},
 		last: map[string]*Txn{}, anoms: map[string][]check.Anomaly{}, counts: map[string]int{},
 		kinds: map[int64]string{}, failed: map[int32][]failRec{}}
 	c.Keys = &Keys{c: c}
@@ -565,6 +581,7 @@ func (c *Checker) Add(t *Txn) error {
 	// pending reads refer to it by its number in ptx (tx).
 	tx := c.ptxBase + int64(len(c.ptx))
 	hasPending := false
+	firstRead := c.reads.tail
 	for j := range t.Ops {
 		o := &t.Ops[j]
 		if o.List {
@@ -626,7 +643,10 @@ func (c *Checker) Add(t *Txn) error {
 		hasPending = true
 	}
 	if hasPending {
-		c.ptx = append(c.ptx, ptxEntry{t: t, arrived: int64(now.Sub(c.start)), snapP: snap.P, snapL: snap.L})
+		// the transaction, its ops and its pending reads (read: 80 bytes)
+		b := int64(txnBytes+32*cap(t.Ops)+len(t.ID)) + 80*(c.reads.tail-firstRead)
+		c.winBytes += b
+		c.ptx = append(c.ptx, ptxEntry{t: t, arrived: int64(now.Sub(c.start)), snapP: snap.P, snapL: snap.L, bytes: b})
 	} else {
 		tx = -1
 	}
@@ -845,10 +865,24 @@ func (c *Checker) tick(before time.Time) {
 	// reads become final in arrival order
 	q := &c.reads
 	rn := q.head
+	// Over MaxWindowBytes, the oldest transactions' reads become final
+	// before FinalAfter, down to 3/4 of it (see Config.MaxWindowBytes).
+	cut := int64(-1)
+	if m := c.cfg.MaxWindowBytes; m > 0 && c.winBytes > m {
+		sum, j := c.winBytes, 0
+		for j < len(c.ptx) && sum > m-m/4 {
+			sum -= c.ptx[j].bytes
+			j++
+		}
+		cut = c.ptxBase + int64(j)
+	}
 	for ; rn < q.tail; rn++ {
 		r := q.get(rn)
 		if c.ptx[r.tx-c.ptxBase].arrived > b {
-			break
+			if r.tx >= cut {
+				break
+			}
+			c.early++
 		}
 		c.finalize(r, rn)
 	}
@@ -857,6 +891,9 @@ func (c *Checker) tick(before time.Time) {
 	j := len(c.ptx)
 	if rn < q.tail {
 		j = int(q.get(rn).tx - c.ptxBase)
+	}
+	for i := range c.ptx[:j] {
+		c.winBytes -= c.ptx[i].bytes
 	}
 	clear(c.ptx[:j])
 	c.ptx = c.ptx[j:]
@@ -891,6 +928,9 @@ func (c *Checker) tick(before time.Time) {
 	}
 	if c.cfg.MaxKeys > 0 && c.liveKeys > c.cfg.MaxKeys {
 		need = 0 // over the key budget: settle keys so they can be forgotten
+	}
+	if cut >= 0 {
+		need = 0 // over the window budget: discard what the reads made final held
 	}
 	if c.work < need && c.ticks-c.swept < sweepEvery {
 		c.bound()
@@ -1299,7 +1339,7 @@ func (c *Checker) Close() *check.Result {
 		"late_unchecked": c.late, "late_noconflict_partial": c.lateNC, "unchecked_list_ops": c.listOps,
 		"seconds": el, "ext_withdrawn": c.withdrawn, "ext_reopened_unknown": c.reopenUnk, "late_writes_after_pass": c.latePass,
 		"keys_retained": c.liveKeys, "forgotten_keys": c.forgotKeys, "forgotten_reads": c.forgotReads,
-		"forgotten_filter_probes": c.filterProbes, "suspect_keys": c.suspectKeys,
+		"early_final_reads": c.early, "forgotten_filter_probes": c.filterProbes, "suspect_keys": c.suspectKeys,
 		"values_retained": len(c.vals.byID), "forgotten_values": c.vals.dropped, "forgotten_value_reads": c.valReads,
 		"unknown_writes_retained": len(c.unkW), "forgotten_unknown_writes": c.unkDropped, "forgotten_unknown_write_reads": c.unkMaybe}
 	if el > 0 {

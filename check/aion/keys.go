@@ -89,6 +89,7 @@ type keyTab struct {
 	strs    []string
 	strFree []int32
 	free    []int32 // recycled ids
+	dmax    uint64  // bound of the direct index (denseFor)
 	seed    maphash.Seed
 }
 
@@ -100,12 +101,28 @@ func (kt *keyTab) strHash(b []byte) uint64 { return maphash.Bytes(kt.seed, b) }
 
 func (kt *keyTab) isStrID(id int32) bool { return kt.isStr[id>>6]&(1<<(id&63)) != 0 }
 
-// denseMax bounds the direct index (entries: 16 MiB).
+// denseMax bounds the direct index (entries: 16 MiB); under a key budget
+// it is scaled to it (keyTab.dmax, denseFor).
 const denseMax = 1 << 22
+
+// denseFor is the direct index's bound for a key budget of maxKeys (0 =
+// none): at most 8 bytes per key of the budget (a power of two, at least
+// 2¹⁶ entries), so that the index, which keeps its size when the keys in
+// it are forgotten, stays a small share of the budget.
+func denseFor(maxKeys int) uint64 {
+	if maxKeys <= 0 {
+		return denseMax
+	}
+	d := uint64(1) << 16
+	for d < denseMax && 2*d <= uint64(maxKeys) {
+		d <<= 1
+	}
+	return d
+}
 
 // lookupInt returns the id of integer key n, or -1.
 func (kt *keyTab) lookupInt(n int64) int32 {
-	if uint64(n) < denseMax {
+	if uint64(n) < kt.dmax {
 		if uint64(n) < uint64(len(kt.dense)) {
 			return kt.dense[n] - 1
 		}
@@ -344,13 +361,13 @@ func (c *Checker) newKey(str bool, n int64, b []byte, h uint64, born int64) int3
 		kt.insert(h, rawStr, id)
 	} else {
 		kt.setName(id, n, false, "")
-		if uint64(n) < denseMax {
+		if uint64(n) < kt.dmax {
 			if uint64(n) >= uint64(len(kt.dense)) {
 				m := max(1024, len(kt.dense))
 				for uint64(m) <= uint64(n) {
 					m *= 2
 				}
-				kt.dense = append(kt.dense, make([]int32, min(m, denseMax)-len(kt.dense))...)
+				kt.dense = append(kt.dense, make([]int32, min(m, int(kt.dmax))-len(kt.dense))...)
 			}
 			kt.dense[n] = id + 1
 		} else {
@@ -529,7 +546,7 @@ func (c *Checker) forgetKey(k int32, ks *keyState, cold *keyCold) {
 		}
 		c.vp.release(ks.vcls, ks.voff)
 	}
-	if !str && key < denseMax {
+	if !str && key < c.kt.dmax {
 		kt.dense[key] = 0
 	} else {
 		kt.remove(key, k)

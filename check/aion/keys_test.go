@@ -115,9 +115,11 @@ func TestForgetKeysBoundsStateAndReadsUnknown(t *testing.T) {
 	const maxKeys = 2000
 	ck := &clock{t: time.Unix(1000, 0)}
 	c := New(Config{FinalAfter: 50 * time.Millisecond, Now: ck.now, MaxKeys: maxKeys})
-	forgetStream(t, c, ck, 0, 5000) // 20,000 keys
+	// 80,000 keys: past the direct index (denseFor(2000) = 65,536
+	// entries), so the hash table holds keys too
+	forgetStream(t, c, ck, 0, 20000)
 	ids, slots := c.keys.n, len(c.kt.slots)
-	forgetStream(t, c, ck, 5000, 30000) // 100,000 more keys
+	forgetStream(t, c, ck, 20000, 45000) // 100,000 more keys
 	if c.liveKeys > maxKeys+200 {
 		t.Errorf("%d keys retained, budget %d", c.liveKeys, maxKeys)
 	}
@@ -131,7 +133,7 @@ func TestForgetKeysBoundsStateAndReadsUnknown(t *testing.T) {
 	if st.ForgottenKeys != c.forgotKeys || st.Keys != c.liveKeys {
 		t.Errorf("status %+v", st)
 	}
-	base := 10 * int64(30000)
+	base := 10 * int64(45000)
 	add := func(id string, sts int64, ops ...Op) {
 		ck.t = ck.t.Add(time.Millisecond)
 		x := &Txn{ID: id, Session: "z", Status: history.Committed, StartTS: history.Timestamp{P: sts, Set: true},

@@ -274,4 +274,5 @@ type ptxEntry struct {
 	t            *Txn
 	arrived      int64 // unix nanoseconds
 	snapP, snapL int64
+	bytes        int64 // about what it holds in the window (Checker.winBytes)
 }

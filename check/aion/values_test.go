@@ -163,3 +163,48 @@ func TestUnknownWritesBounded(t *testing.T) {
 		t.Fatalf("verdict %v (%s), stats %v; want unknown, one read the forgotten unknown writes may explain", r.Verdict, r.Reason, r.Stats)
 	}
 }
+
+// TestWindowBoundedUnderMaxWindowBytes (issue 12): transactions arriving
+// faster than FinalAfter lets their reads become final keep at most about
+// MaxWindowBytes in the window (the oldest reads become final early,
+// counted in early_final_reads); a valid stream stays valid and a stale
+// read is still found. Without the bound the window holds every
+// transaction of the last FinalAfter (here: all of them).
+func TestWindowBoundedUnderMaxWindowBytes(t *testing.T) {
+	for _, stale := range []bool{false, true} {
+		now := time.Unix(0, 0)
+		const max = 64 << 10
+		c := New(Config{FinalAfter: time.Hour, MaxWindowBytes: max, Now: func() time.Time { return now }})
+		for i := 0; i < 20000; i++ {
+			ts := int64(10*i + 10)
+			rv := i - 1
+			if stale && i == 15000 {
+				rv = i - 2 // x = i-1 committed at ts-5, before this snapshot
+			}
+			v := "null"
+			if rv >= 0 {
+				v = fmt.Sprint(rv)
+			}
+			line := fmt.Sprintf(`{"id":"t%d","session":"s%d","status":"committed","start_ts":%d,"commit_ts":%d,"ops":[{"f":"r","k":"x","v":%s},{"f":"w","k":"x","v":%d}]}`,
+				i, i%5, ts, ts+5, v, i)
+			if err := c.Add(decodeOne(t, c, line)); err != nil {
+				t.Fatal(err)
+			}
+			now = now.Add(time.Microsecond)
+			if i%100 == 99 {
+				c.Tick()
+				if c.winBytes > max || len(c.ptx) > 2000 {
+					t.Fatalf("after %d txns the window holds %d bytes, %d transactions (budget %d)", i+1, c.winBytes, len(c.ptx), max)
+				}
+			}
+		}
+		r := c.Close()
+		want := check.Valid
+		if stale {
+			want = check.Invalid
+		}
+		if r.Verdict != want || r.Stats["early_final_reads"].(int64) == 0 {
+			t.Fatalf("stale %v: verdict %v (%s), stats %v; want %v with reads made final early", stale, r.Verdict, r.Reason, r.Stats, want)
+		}
+	}
+}

@@ -138,12 +138,12 @@ txray check.`,
 				// executable's pages and the kernel's own: keep 1/16
 				// of --memory-limit for those, so that the process's
 				// peak RSS stays under the limit (docs/watch.md).
-				debug.SetMemoryLimit(memLimit<<20 - memLimit<<20/16)
+				debug.SetMemoryLimit(aionRuntimeLimit(memLimit))
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			w := &watcher{c: aion.New(aion.Config{Model: m, InitialZero: initial == "0", FinalAfter: finalAfter, MaxPerType: maxPerType,
-				MaxKeys: aionMaxKeys(memLimit), MaxFilterBytes: memLimit << 20 / 16, MaxValueBytes: aionMaxValueBytes(memLimit), MaxUnknownWrites: aionMaxUnknownWrites(memLimit)}),
+				MaxKeys: aionMaxKeys(memLimit), MaxFilterBytes: memLimit << 20 / 16, MaxWindowBytes: aionMaxWindowBytes(memLimit), MaxValueBytes: aionMaxValueBytes(memLimit), MaxUnknownWrites: aionMaxUnknownWrites(memLimit)}),
 				stderr: cmd.ErrOrStderr()}
 			w.rej.out = w.stderr
 			if f, ok := w.stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
@@ -233,6 +233,30 @@ func aionMaxKeys(memLimit int64) int {
 		return 0
 	}
 	return int(memLimit << 20 / 2 / aion.KeyBytes)
+}
+
+// aionRuntimeLimit is the Go runtime's soft limit under --memory-limit
+// memLimit MiB (> 0), in bytes: the runtime's limit covers what it manages,
+// not the executable's pages (about 16 MiB resident) nor the kernel's
+// share, so those are kept out of it, with 1/16 of the limit for the rest.
+func aionRuntimeLimit(memLimit int64) int64 {
+	return max(memLimit<<20-memLimit<<20/16-exePages, memLimit<<20/2)
+}
+
+// exePages is about what the executable's own pages take of the resident
+// set (text, data; measured: docs/benchmarks.md, "aion: every part
+// bounded").
+const exePages = 16 << 20
+
+// aionMaxWindowBytes bounds the aion checker's arrival window under a
+// memory limit of memLimit MiB (0 = none): 1/8 of the limit. Beyond it the
+// oldest transactions' reads become final before --final-after
+// (aion.Config.MaxWindowBytes).
+func aionMaxWindowBytes(memLimit int64) int64 {
+	if memLimit <= 0 {
+		return 0
+	}
+	return memLimit << 20 / 8
 }
 
 // aionMaxValueBytes is the aion checker's budget for its table of
