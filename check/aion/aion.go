@@ -38,9 +38,11 @@
 // Memory (the watermark rule). State is kept only for transactions whose
 // verdicts are not final, so the live state is about (arrival rate) ×
 // FinalAfter × (~1.3 KB per 15-op transaction), plus one entry per key and
-// per session and the interned string values (which grow with the number
-// of distinct string values seen); the keys retained are bounded by
-// Config.MaxKeys, beyond which settled keys are forgotten (keys.go). Let W be the smallest snapshot timestamp of
+// per session and the interned string values. Each can be bounded: the
+// keys retained by Config.MaxKeys, beyond which settled keys are forgotten
+// (keys.go); the window by Config.MaxWindowBytes, the string values by
+// Config.MaxValueBytes and the unknown-outcome writes by
+// Config.MaxUnknownWrites (values.go). Let W be the smallest snapshot timestamp of
 // any transaction whose verdicts are not yet final (or, when none is
 // pending, the largest snapshot seen). Any transaction still to arrive is
 // expected to have a snapshot ≥ W, and then needs of each key only the last

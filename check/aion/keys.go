@@ -31,9 +31,12 @@ import (
 // new key), its version and its share of the writer entry. A key that
 // never had a version loses nothing (every later read of it is still
 // checked against the initial value). For a key that had one, its name
-// goes into a fixed-size Bloom filter (forgotten) and the largest commit
+// goes into a filter (forgotten: a chain of Bloom filters within
+// Config.MaxFilterBytes, bloomChain) and the largest commit
 // timestamp of any forgotten version into forgotMax: when the name comes
-// back (a new id whose name the filter may hold: fForgot), a read of it is
+// back (a new id created while the filter holds names: fProbe; the filter
+// is consulted when it matters, probeForgot, and fForgot set if it holds
+// the name), a read of it is
 // checked only if the version visible at its snapshot is a retained one
 // committed after forgotMax; any other read of it is not checked
 // (counted in "forgotten_reads") and makes the verdict unknown with the
