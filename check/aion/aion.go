@@ -54,7 +54,9 @@
 // arrives with a snapshot older than the oldest retained version of a key it
 // reads cannot be checked on that key: the read is counted as
 // "late_unchecked" and the verdict becomes Unknown (unless invalid). Its
-// NoConflict checks are made against the retained versions only.
+// NoConflict checks are made against the retained versions only
+// ("late_noconflict_partial"), and the verdict becomes Unknown (unless
+// invalid): an overlap with a discarded writer may have been missed.
 //
 // What stays per key after that: the version visible at W, whose writer is
 // then kept without its ops (id, session and timestamps: explanations name
@@ -1368,6 +1370,11 @@ func (c *Checker) Close() *check.Result {
 	if c.coUndecided > 0 {
 		why = append(why, fmt.Sprintf("%d reads contradict the commit-timestamp order, but the commit order is not known to be the database's serialization order (not a timestamp-ordered engine), so they do not prove non-serializability; check the history offline with --checker list-append or rw-register, or declare commit-order-serializes. First: %s", c.coUndecided, c.coFirst))
 	}
+	if c.lateNC > 0 {
+		// a NoConflict check that could not see every writer it may
+		// overlap: an overlap with a discarded one may be missed
+		why = append(why, fmt.Sprintf("%d writes arrived below the watermark or to keys forgotten under --memory-limit; their NoConflict checks covered the retained versions only, so an overlap with a discarded writer may have been missed", c.lateNC))
+	}
 	if c.valReads > 0 {
 		why = append(why, fmt.Sprintf("%d reads returned a string that may equal the one expected under another id: the table of string values was bounded (--memory-limit; %d values forgotten), so they could not be decided; first: %s", c.valReads, c.vals.dropped, c.valFirst))
 	}
@@ -1450,9 +1457,6 @@ func (c *Checker) Close() *check.Result {
 	}
 	if c.withdrawn > 0 {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("%d external-read failures became final and were withdrawn when a write that explains them arrived later than --final-after", c.withdrawn))
-	}
-	if c.lateNC > 0 {
-		r.Warnings = append(r.Warnings, fmt.Sprintf("%d writes arrived below the watermark; their NoConflict checks used retained versions only", c.lateNC))
 	}
 	return r
 }

@@ -45,7 +45,8 @@ import (
 // forgotten one) only leaves a read unchecked the same way. A write to such
 // a key whose start is at or before forgotMax may overlap a forgotten
 // writer: its NoConflict check covers the retained versions only
-// ("late_noconflict_partial", with a warning).
+// ("late_noconflict_partial"), which makes the verdict unknown with the
+// reason (an overlap with a forgotten writer may have been missed).
 //
 // Names in explanations: a transaction names keys by id; once an id is
 // recycled, a transaction that arrived before the new key's first use
