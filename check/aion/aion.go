@@ -169,9 +169,9 @@ type Config struct {
 	// any write arriving after finality (re-opening; unknown with the
 	// reason when it cannot be decided), never a false verdict.
 	MaxWindowBytes int64
-	// MaxFilterBytes bounds the filter of forgotten key names (keys.go:
-	// a chain of Bloom filters that grows with the names forgotten; 0 =
-	// 32 bytes per key of MaxKeys).
+	// MaxFilterBytes is the size of the filter of forgotten key names
+	// (keys.go: a Bloom filter allocated when the first key is
+	// forgotten; 0 = 32 bytes per key of MaxKeys).
 	MaxFilterBytes int64
 	// MaxValueBytes bounds the table of distinct string values (0 = no
 	// bound): beyond it a Tick drops the values no retained state names,
@@ -244,7 +244,7 @@ type Checker struct {
 	// not checked (and the first)
 	liveKeys    int
 	hand        int
-	forgotten   bloomChain
+	forgotten   bloom
 	forgotMax   history.Timestamp
 	forgotKeys  int64
 	forgotReads int64

@@ -31,8 +31,8 @@ import (
 // new key), its version and its share of the writer entry. A key that
 // never had a version loses nothing (every later read of it is still
 // checked against the initial value). For a key that had one, its name
-// goes into a filter (forgotten: a chain of Bloom filters within
-// Config.MaxFilterBytes, bloomChain) and the largest commit
+// goes into a Bloom filter (forgotten: Config.MaxFilterBytes, allocated
+// when the first key is forgotten) and the largest commit
 // timestamp of any forgotten version into forgotMax: when the name comes
 // back (a new id created while the filter holds names: fProbe; the filter
 // is consulted when it matters, probeForgot, and fForgot set if it holds
@@ -251,18 +251,31 @@ func (kt *keyTab) setName(id int32, n int64, str bool, s string) {
 	kt.isStr[id>>6] |= 1 << (id & 63)
 }
 
-// bloom is a fixed-size Bloom filter of forgotten key names (see above).
+// bloom is a fixed-size Bloom filter (of forgotten key names, see above;
+// of forgotten values and unknown-outcome writes, values.go) of any number
+// of bits: a probe maps a 64-bit hash onto the bits by multiplication
+// (Lemire's reduction), so the filter can take exactly its budget.
 type bloom struct {
-	w    []uint64
-	mask uint64 // bits - 1
+	w     []uint64
+	nbits uint64
 }
 
 const bloomProbes = 4
 
+// newBloom returns a filter of about nbits bits (at least 4,096, a
+// multiple of 64).
+func newBloom(nbits uint64) bloom {
+	nbits = (max(nbits, 1<<12) + 63) &^ 63
+	return bloom{w: make([]uint64, nbits/64), nbits: nbits}
+}
+
+func (f *bloom) empty() bool { return f.w == nil }
+
 func (f *bloom) probes(h uint64, fn func(i uint64) bool) bool {
 	h2 := h>>33 | h<<31 | 1
 	for p := uint64(0); p < bloomProbes; p++ {
-		if !fn((h + p*h2) & f.mask) {
+		i, _ := bits.Mul64(h+p*h2, f.nbits)
+		if !fn(i) {
 			return false
 		}
 	}
@@ -278,61 +291,6 @@ func (f *bloom) has(h uint64) bool {
 		return false
 	}
 	return f.probes(h, func(i uint64) bool { return f.w[i>>6]&(1<<(i&63)) != 0 })
-}
-
-// bloomChain is the filter of forgotten key names: a chain of Bloom
-// filters that grows with the names forgotten, within a byte budget. Each
-// stage is twice the size of the previous one (or the largest power of two
-// the rest of the budget holds, if that is larger) and takes names until it
-// holds one per 32+4i bits (stage i; four probes: a false-positive rate of
-// about 1/5,000 for stage 0, falling for later ones, so the chain's stays
-// under about 1/1,500 however many stages fill); names go into the last
-// stage, a lookup asks every stage. When the next stage would exceed the
-// budget, the last one keeps taking names and its false-positive rate
-// rises: memory stays bounded, and a false positive only leaves a read
-// unchecked (unknown), never a false verdict. A lookup is needed only for
-// reads and writes a forgotten version could affect (probeForgot), so
-// stages cost little time.
-type bloomChain struct {
-	st    []bloom
-	n     []int64 // names added per stage
-	bytes int64   // allocated
-	max   int64   // budget in bytes
-}
-
-// chainStage0 is the first stage's size in bits (8 KiB).
-const chainStage0 = 1 << 16
-
-func (f *bloomChain) empty() bool { return len(f.st) == 0 }
-
-func (f *bloomChain) add(h uint64) {
-	last := len(f.st) - 1
-	if last < 0 || f.n[last]*int64(32+4*last) >= int64(f.st[last].mask+1) {
-		nb := uint64(chainStage0)
-		if last >= 0 {
-			nb = 2 * (f.st[last].mask + 1)
-		}
-		for last >= 0 && nb > chainStage0 && f.bytes+int64(nb/8) > f.max {
-			nb >>= 1 // the largest stage the rest of the budget holds
-		}
-		if last < 0 || (nb > f.st[last].mask && f.bytes+int64(nb/8) <= f.max) {
-			f.st = append(f.st, bloom{w: make([]uint64, nb/64), mask: nb - 1})
-			f.n = append(f.n, 0)
-			f.bytes += int64(nb / 8)
-			last++
-		}
-	}
-	f.st[last].add(h)
-	f.n[last]++
-}
-
-func (f *bloomChain) has(h uint64) bool {
-	for i := range f.st {
-		if f.st[i].has(h) {
-			return true
-		}
-	}
-	return false
 }
 
 // nameHash is the filter's hash of a key name (integers and strings apart).
@@ -524,11 +482,15 @@ func (c *Checker) forgetKey(k int32, ks *keyState, cold *keyCold) {
 	if ks.nv > 0 {
 		// it held a version: later reads of its name are not checkable
 		// against what was discarded
-		if c.forgotten.max == 0 {
-			c.forgotten.max = c.cfg.MaxFilterBytes
-			if c.forgotten.max <= 0 {
-				c.forgotten.max = 32 * int64(c.cfg.MaxKeys)
+		if c.forgotten.empty() {
+			// the whole budget at once: at a given size one filter
+			// has the lowest false-positive rate (a chain of growing
+			// ones, tried, had 5 to 7 times more once full)
+			b := c.cfg.MaxFilterBytes
+			if b <= 0 {
+				b = 32 * int64(c.cfg.MaxKeys)
 			}
+			c.forgotten = newBloom(8 * uint64(b))
 		}
 		c.forgotten.add(c.nameHash(str, kt.names[k], name))
 		if ks.nv > 0 && (!c.forgotMax.Set || c.forgotMax.Less(ks.last())) {

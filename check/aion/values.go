@@ -173,11 +173,7 @@ func (c *Checker) maybeCollectValues() {
 	defer c.nmu.Unlock()
 	vt := &c.vals
 	if vt.forgot.w == nil {
-		nb := uint64(1) << 16
-		for nb < uint64(max/valEntryBytes)*16 {
-			nb <<= 1
-		}
-		vt.forgot = bloom{w: make([]uint64, nb/64), mask: nb - 1}
+		vt.forgot = newBloom(uint64(max/valEntryBytes) * 16)
 	}
 	byStr := make(map[string]int64, len(live))
 	byID := make(map[int64]string, len(live))
@@ -270,11 +266,7 @@ func (c *Checker) maybeForgetUnknown() {
 		return
 	}
 	if c.unkForgot.w == nil {
-		nb := uint64(1) << 16
-		for nb < uint64(max)*16 {
-			nb <<= 1
-		}
-		c.unkForgot = bloom{w: make([]uint64, nb/64), mask: nb - 1}
+		c.unkForgot = newBloom(uint64(max) * 16)
 	}
 	target := max - max/8
 	for len(c.unkW) > target && c.unkHead < len(c.unkQ) {
