@@ -161,7 +161,8 @@ type Config struct {
 	// forgets the coldest settled keys, and a later read of a forgotten
 	// key is not checked and makes the verdict unknown (keys.go).
 	MaxKeys int
-	// MaxWindowBytes bounds the arrival window (0 = no bound): when the
+	// MaxWindowBytes bounds the arrival window (0 = no bound), plus
+	// what the retained keys leave unused of MaxKeys × KeyBytes: when the
 	// transactions with pending reads hold more than this (about 256
 	// bytes each, 32 per op, 80 per pending read), a Tick makes the
 	// oldest ones' reads final before FinalAfter ("early_final_reads"),
@@ -196,6 +197,18 @@ type failRec struct {
 	snap history.Timestamp
 	v    Val
 	expl string
+}
+
+// windowBudget is the window's bound now: MaxWindowBytes, plus the part
+// of the key budget the retained keys leave unused (a stream with few keys
+// keeps a long window; one that fills the key budget gets
+// MaxWindowBytes).
+func (c *Checker) windowBudget() int64 {
+	m := c.cfg.MaxWindowBytes
+	if m > 0 && c.cfg.MaxKeys > c.liveKeys {
+		m += int64(c.cfg.MaxKeys-c.liveKeys) * KeyBytes
+	}
+	return m
 }
 
 // txnBytes is about what an arriving transaction costs beyond its ops
@@ -872,7 +885,7 @@ func (c *Checker) tick(before time.Time) {
 	// Over MaxWindowBytes, the oldest transactions' reads become final
 	// before FinalAfter, down to 3/4 of it (see Config.MaxWindowBytes).
 	cut := int64(-1)
-	if m := c.cfg.MaxWindowBytes; m > 0 && c.winBytes > m {
+	if m := c.windowBudget(); m > 0 && c.winBytes > m {
 		sum, j := c.winBytes, 0
 		for j < len(c.ptx) && sum > m-m/4 {
 			sum -= c.ptx[j].bytes
