@@ -38,9 +38,11 @@
 // Memory (the watermark rule). State is kept only for transactions whose
 // verdicts are not final, so the live state is about (arrival rate) ×
 // FinalAfter × (~1.3 KB per 15-op transaction), plus one entry per key and
-// per session and the interned string values (which grow with the number
-// of distinct string values seen); the keys retained are bounded by
-// Config.MaxKeys, beyond which settled keys are forgotten (keys.go). Let W be the smallest snapshot timestamp of
+// per session and the interned string values. Each can be bounded: the
+// keys retained by Config.MaxKeys, beyond which settled keys are forgotten
+// (keys.go); the window by Config.MaxWindowBytes, the string values by
+// Config.MaxValueBytes and the unknown-outcome writes by
+// Config.MaxUnknownWrites (values.go). Let W be the smallest snapshot timestamp of
 // any transaction whose verdicts are not yet final (or, when none is
 // pending, the largest snapshot seen). Any transaction still to arrive is
 // expected to have a snapshot ≥ W, and then needs of each key only the last
@@ -52,7 +54,9 @@
 // arrives with a snapshot older than the oldest retained version of a key it
 // reads cannot be checked on that key: the read is counted as
 // "late_unchecked" and the verdict becomes Unknown (unless invalid). Its
-// NoConflict checks are made against the retained versions only.
+// NoConflict checks are made against the retained versions only
+// ("late_noconflict_partial"), and the verdict becomes Unknown (unless
+// invalid): an overlap with a discarded writer may have been missed.
 //
 // What stays per key after that: the version visible at W, whose writer is
 // then kept without its ops (id, session and timestamps: explanations name
@@ -160,6 +164,29 @@ type Config struct {
 	// forgets the coldest settled keys, and a later read of a forgotten
 	// key is not checked and makes the verdict unknown (keys.go).
 	MaxKeys int
+	// MaxWindowBytes bounds the arrival window (0 = no bound), plus
+	// what the retained keys leave unused of MaxKeys × KeyBytes: when the
+	// transactions with pending reads hold more than this (about 256
+	// bytes each, 32 per op, 80 per pending read), a Tick makes the
+	// oldest ones' reads final before FinalAfter ("early_final_reads"),
+	// down to 3/4 of it. A write arriving later than that is handled as
+	// any write arriving after finality (re-opening; unknown with the
+	// reason when it cannot be decided), never a false verdict.
+	MaxWindowBytes int64
+	// MaxFilterBytes is the size of the filter of forgotten key names
+	// (keys.go: a Bloom filter allocated when the first key is
+	// forgotten; 0 = 32 bytes per key of MaxKeys).
+	MaxFilterBytes int64
+	// MaxValueBytes bounds the table of distinct string values (0 = no
+	// bound): beyond it a Tick drops the values no retained state names,
+	// and a failing read that may be due to a dropped value makes the
+	// verdict unknown (values.go).
+	MaxValueBytes int64
+	// MaxUnknownWrites bounds the writes of unknown-outcome transactions
+	// remembered exactly (0 = no bound): beyond it the oldest are kept
+	// only in a filter, and a failing read the filter may explain makes
+	// the verdict unknown (values.go).
+	MaxUnknownWrites int
 	// MaxPerType caps listed anomalies per type (0 = 8).
 	MaxPerType int
 	// Now is the clock (default time.Now); tests inject one.
@@ -174,6 +201,22 @@ type failRec struct {
 	v    Val
 	expl string
 }
+
+// windowBudget is the window's bound now: MaxWindowBytes, plus the part
+// of the key budget the retained keys leave unused (a stream with few keys
+// keeps a long window; one that fills the key budget gets
+// MaxWindowBytes).
+func (c *Checker) windowBudget() int64 {
+	m := c.cfg.MaxWindowBytes
+	if m > 0 && c.cfg.MaxKeys > c.liveKeys {
+		m += int64(c.cfg.MaxKeys-c.liveKeys) * KeyBytes
+	}
+	return m
+}
+
+// txnBytes is about what an arriving transaction costs beyond its ops
+// (the Txn, its id and session, the ptx entry, the Reader's share).
+const txnBytes = 256
 
 // sweepEvery: a tick sweeps the active keys at least this often.
 const sweepEvery = 8
@@ -199,14 +242,18 @@ type Checker struct {
 	ser bool
 	// Keys interns keys (the checker's own table, keys.go: Add interns
 	// the raw keys a Reader leaves in ops; direct use is for tests and
-	// single-goroutine callers). Strs interns string values; Readers
-	// intern through methods that lock nmu, so a Reader may decode in
-	// another goroutine while the checker runs.
+	// single-goroutine callers). vals interns string values (values.go);
+	// Readers intern through methods that lock nmu, so a Reader may
+	// decode in another goroutine while the checker runs.
 	Keys *Keys
-	Strs *history.Interner
+	vals valTab
 	nmu  sync.RWMutex
-	kt   keyTab
-	keys keyStates
+	// reads whose failure may be due to a string value dropped from the
+	// table (values.go), and the first
+	valReads int64
+	valFirst string
+	kt       keyTab
+	keys     keyStates
 	// key budget (Config.MaxKeys, keys.go): keys retained, the clock
 	// hand, the filter of forgotten names, the latest commit of a
 	// forgotten version, keys forgotten with versions, reads of them
@@ -218,7 +265,14 @@ type Checker struct {
 	forgotKeys  int64
 	forgotReads int64
 	forgotFirst string
-	vp          vpool
+	// arrival window (Config.MaxWindowBytes): bytes held by ptx, reads
+	// made final early
+	winBytes int64
+	early    int64
+	// the filter consulted (probeForgot), and how often it held the name
+	filterProbes int64
+	suspectKeys  int64
+	vp           vpool
 	// activeBits: the keys Tick must visit (fActive), nactive of them
 	activeBits []uint64
 	nactive    int
@@ -261,7 +315,18 @@ type Checker struct {
 	sink    uint8 // see prefetch
 	// unkW: (key, value) written by unknown-outcome transactions without
 	// timestamps; a failing read of one is undecided, not a violation.
-	unkW        map[unkRef]struct{}
+	unkW map[unkRef]struct{}
+	// bound on unkW (Config.MaxUnknownWrites, values.go): entries in
+	// arrival order (from unkHead on), entries per key, the filter of
+	// forgotten ones, how many were forgotten, failing reads they may
+	// explain (and the first)
+	unkQ        []unkRef
+	unkHead     int
+	unkKeys     map[int32]int32
+	unkForgot   bloom
+	unkDropped  int64
+	unkMaybe    int64
+	unkFirst    string
 	undecided   int64 // failing reads explained by an unknown-outcome write
 	coUndecided int64 // commit-order failures without CommitOrderSerializes
 	coFirst     string
@@ -297,7 +362,7 @@ func New(cfg Config) *Checker {
 	if cfg.Model == "" {
 		cfg.Model = "snapshot-isolation"
 	}
-	c := &Checker{cfg: cfg, Strs: history.NewInterner(), kt: keyTab{seed: maphash.MakeSeed()},
+	c := &Checker{cfg: cfg, vals: newValTab(), kt: keyTab{seed: maphash.MakeSeed(), dmax: denseFor(cfg.MaxKeys)},
 		last: map[string]*Txn{}, anoms: map[string][]check.Anomaly{}, counts: map[string]int{},
 		kinds: map[int64]string{}, failed: map[int32][]failRec{}}
 	c.Keys = &Keys{c: c}
@@ -500,11 +565,7 @@ func (c *Checker) Add(t *Txn) error {
 			c.resolve(t, c.n+1)
 			for i := range t.Ops {
 				if o := &t.Ops[i]; o.Kind == history.Write && !o.List && o.Key >= 0 {
-					if c.unkW == nil {
-						c.unkW = map[unkRef]struct{}{}
-					}
-					c.unkW[unkRef{o.Key, o.V}] = struct{}{}
-					c.key(o.Key).flags |= fUnk
+					c.addUnknownWrite(o.Key, o.V)
 				}
 			}
 		}
@@ -540,6 +601,7 @@ func (c *Checker) Add(t *Txn) error {
 	// pending reads refer to it by its number in ptx (tx).
 	tx := c.ptxBase + int64(len(c.ptx))
 	hasPending := false
+	firstRead := c.reads.tail
 	for j := range t.Ops {
 		o := &t.Ops[j]
 		if o.List {
@@ -558,7 +620,9 @@ func (c *Checker) Add(t *Txn) error {
 		}
 		ks := c.key(o.Key)
 		if p := c.lastAccess(t, j); p >= 0 {
-			if acc := t.Ops[p].V; acc != o.V {
+			if acc := t.Ops[p].V; acc != o.V && !c.aliased(acc, o.V, func() string {
+				return fmt.Sprintf("%s: op %d read %s of %s after op %d", name(t), j, c.valString(o.V), c.keyName(o.Key), p)
+			}) {
 				c.report(TypeInternal, c.keyName(o.Key), fmt.Sprintf("%s: op %d (%s) follows op %d (%s) on the same key, so it must return %s, but it returned %s. Int axiom.",
 					c.txnString(t), j, c.opStringIn(t, o), p, c.opStringIn(t, &t.Ops[p]), c.valString(acc), c.valString(o.V)))
 			}
@@ -570,7 +634,7 @@ func (c *Checker) Add(t *Txn) error {
 			c.late++
 			continue
 		}
-		if ks.flags&fForgot != 0 && c.forgottenRead(ks, snap.P, snap.L) {
+		if ks.flags&(fForgot|fProbe) != 0 && c.forgottenRead(o.Key, ks, snap.P, snap.L) {
 			c.forgotReads++
 			if c.forgotFirst == "" {
 				c.forgotFirst = fmt.Sprintf("%s (snapshot %s) read %s of %s", name(t), snap, c.valString(o.V), c.keyName(o.Key))
@@ -599,7 +663,10 @@ func (c *Checker) Add(t *Txn) error {
 		hasPending = true
 	}
 	if hasPending {
-		c.ptx = append(c.ptx, ptxEntry{t: t, arrived: int64(now.Sub(c.start)), snapP: snap.P, snapL: snap.L})
+		// the transaction, its ops and its pending reads (read: 80 bytes)
+		b := int64(txnBytes+32*cap(t.Ops)+len(t.ID)) + 80*(c.reads.tail-firstRead)
+		c.winBytes += b
+		c.ptx = append(c.ptx, ptxEntry{t: t, arrived: int64(now.Sub(c.start)), snapP: snap.P, snapL: snap.L, bytes: b})
 	} else {
 		tx = -1
 	}
@@ -802,7 +869,7 @@ func (c *Checker) install(t *Txn, o *Op, w int32, tx int64) {
 			i--
 		}
 	}
-	if !c.ser && ks.flags&fForgot != 0 && c.forgotMax.Set && !c.forgotMax.Less(t.StartTS) {
+	if !c.ser && ks.flags&(fForgot|fProbe) != 0 && c.forgotMax.Set && !c.forgotMax.Less(t.StartTS) && c.probeForgot(o.Key, ks) {
 		// a forgotten writer of the key may overlap t (keys.go)
 		c.lateNC++
 	}
@@ -901,10 +968,24 @@ func (c *Checker) tick(before time.Time) {
 	// reads become final in arrival order
 	q := &c.reads
 	rn := q.head
+	// Over MaxWindowBytes, the oldest transactions' reads become final
+	// before FinalAfter, down to 3/4 of it (see Config.MaxWindowBytes).
+	cut := int64(-1)
+	if m := c.windowBudget(); m > 0 && c.winBytes > m {
+		sum, j := c.winBytes, 0
+		for j < len(c.ptx) && sum > m-m/4 {
+			sum -= c.ptx[j].bytes
+			j++
+		}
+		cut = c.ptxBase + int64(j)
+	}
 	for ; rn < q.tail; rn++ {
 		r := q.get(rn)
 		if c.ptx[r.tx-c.ptxBase].arrived > b {
-			break
+			if r.tx >= cut {
+				break
+			}
+			c.early++
 		}
 		c.finalize(r, rn)
 	}
@@ -913,6 +994,9 @@ func (c *Checker) tick(before time.Time) {
 	j := len(c.ptx)
 	if rn < q.tail {
 		j = int(q.get(rn).tx - c.ptxBase)
+	}
+	for i := range c.ptx[:j] {
+		c.winBytes -= c.ptx[i].bytes
 	}
 	clear(c.ptx[:j])
 	c.ptx = c.ptx[j:]
@@ -928,6 +1012,7 @@ func (c *Checker) tick(before time.Time) {
 		}
 	}
 	if !w.Set {
+		c.bound()
 		return
 	}
 	// Sweep the keys only when the work since the last sweep (versions
@@ -947,11 +1032,14 @@ func (c *Checker) tick(before time.Time) {
 	if c.cfg.MaxKeys > 0 && c.liveKeys > c.cfg.MaxKeys {
 		need = 0 // over the key budget: settle keys so they can be forgotten
 	}
+	if cut >= 0 {
+		need = 0 // over the window budget: discard what the reads made final held
+	}
 	if c.work < need && c.ticks-c.swept < sweepEvery {
-		c.maybeForget()
+		c.bound()
 		return
 	}
-	defer c.maybeForget()
+	defer c.bound()
 	c.work, c.swept = 0, c.ticks
 	// Only active keys can have anything to discard: a key with at most one
 	// version (already naming a ghost) and no pending reads keeps that
@@ -1063,11 +1151,20 @@ func (c *Checker) finalize(r *read, rn int64) {
 	o := &t.Ops[r.op]
 	snap, rv := r.snap(), r.val()
 	var state string
+	var seen Val // the value visible at snap
 	if i := c.at(ks, snap); i >= 0 {
 		v := &c.vers(ks)[i]
+		seen = v.val()
 		state = fmt.Sprintf("%s, written by %s (cts %s)", c.valString(v.val()), c.writerName(v), v.cts())
 	} else {
 		state = "the initial value"
+	}
+	if rv.K == 2 && c.aliased(rv, seen, func() string {
+		return fmt.Sprintf("%s (snapshot %s) read %s of %s, where %s was visible", name(t), snap, c.valString(rv), c.keyName(r.key), state)
+	}) {
+		// the string read may equal the one visible, or one an
+		// unknown-outcome transaction wrote, under another id
+		return
 	}
 	kind, ok := c.kinds[rn]
 	if ok {
@@ -1077,6 +1174,15 @@ func (c *Checker) finalize(r *read, rn int64) {
 	}
 	if _, ok := c.unkW[unkRef{r.key, rv}]; ok && !c.isInitial(rv) && !strings.HasPrefix(kind, "written") {
 		c.undecided++
+		return
+	}
+	if c.unkForgot.w != nil && !c.isInitial(rv) && !strings.HasPrefix(kind, "written") && c.unkForgot.has(c.unkHash(r.key, rv)) {
+		// an unknown-outcome write forgotten under MaxUnknownWrites
+		// may have written it
+		c.unkMaybe++
+		if c.unkFirst == "" {
+			c.unkFirst = fmt.Sprintf("%s (snapshot %s) read %s of %s", name(t), snap, c.valString(rv), c.keyName(r.key))
+		}
 		return
 	}
 	word := "snapshot"
@@ -1134,6 +1240,11 @@ func (c *Checker) reopen(ks *keyState, k int32, i int, t *Txn) {
 			continue
 		}
 		undecidable := i == 0 && ks.flags&fGced != 0 && fr.snap.Less(c.gcTS(k))
+		if !undecidable && vs[i].val() != fr.v && vs[i].vK == 2 && fr.v.K == 2 && (c.suspect(vs[i].val()) || c.suspect(fr.v)) {
+			// the late string may be the one read, under another id
+			// (values.go)
+			undecidable = true
+		}
 		if !undecidable && vs[i].val() != fr.v {
 			failed[n] = fr
 			n++
@@ -1238,18 +1349,6 @@ type unkRef struct {
 
 func name(t *Txn) string { return "T(" + t.ID + ")" }
 
-func (c *Checker) valString(v Val) string {
-	switch v.K {
-	case 0:
-		return "nil"
-	case 2:
-		c.nmu.RLock()
-		defer c.nmu.RUnlock()
-		return c.Strs.String(int32(v.N))
-	}
-	return fmt.Sprint(v.N)
-}
-
 func (c *Checker) opString(o *Op) string { return c.opStringIn(nil, o) }
 
 // opStringIn renders op o of transaction t (see keyNameIn).
@@ -1342,7 +1441,10 @@ func (c *Checker) Close() *check.Result {
 	r.Stats = map[string]any{"txns": c.n, "not_committed": c.aborted, "flips": c.flips, "rechecks": c.rechk,
 		"late_unchecked": c.late, "late_noconflict_partial": c.lateNC, "unchecked_list_ops": c.listOps,
 		"seconds": el, "ext_withdrawn": c.withdrawn, "ext_reopened_unknown": c.reopenUnk, "late_writes_after_pass": c.latePass,
-		"keys_retained": c.liveKeys, "forgotten_keys": c.forgotKeys, "forgotten_reads": c.forgotReads}
+		"keys_retained": c.liveKeys, "forgotten_keys": c.forgotKeys, "forgotten_reads": c.forgotReads,
+		"early_final_reads": c.early, "forgotten_filter_probes": c.filterProbes, "suspect_keys": c.suspectKeys,
+		"values_retained": len(c.vals.byID), "forgotten_values": c.vals.dropped, "forgotten_value_reads": c.valReads,
+		"unknown_writes_retained": len(c.unkW), "forgotten_unknown_writes": c.unkDropped, "forgotten_unknown_write_reads": c.unkMaybe}
 	if el > 0 {
 		r.Stats["txns_per_second"] = float64(c.n) / el
 	}
@@ -1366,6 +1468,17 @@ func (c *Checker) Close() *check.Result {
 	}
 	if c.coUndecided > 0 {
 		why = append(why, fmt.Sprintf("%d reads contradict the commit-timestamp order, but the commit order is not known to be the database's serialization order (not a timestamp-ordered engine), so they do not prove non-serializability; check the history offline with --checker list-append or rw-register, or declare commit-order-serializes. First: %s", c.coUndecided, c.coFirst))
+	}
+	if c.lateNC > 0 {
+		// a NoConflict check that could not see every writer it may
+		// overlap: an overlap with a discarded one may be missed
+		why = append(why, fmt.Sprintf("%d writes arrived below the watermark or to keys forgotten under --memory-limit; their NoConflict checks covered the retained versions only, so an overlap with a discarded writer may have been missed", c.lateNC))
+	}
+	if c.valReads > 0 {
+		why = append(why, fmt.Sprintf("%d reads returned a string that may equal the one expected under another id: the table of string values was bounded (--memory-limit; %d values forgotten), so they could not be decided; first: %s", c.valReads, c.vals.dropped, c.valFirst))
+	}
+	if c.unkMaybe > 0 {
+		why = append(why, fmt.Sprintf("%d failing reads returned values that a transaction of unknown outcome may have written (its writes were forgotten under --memory-limit: %d), so they cannot be decided; first: %s", c.unkMaybe, c.unkDropped, c.unkFirst))
 	}
 	if c.reopenUnk > 0 {
 		why = append(why, fmt.Sprintf("%d final external-read failures were re-opened by writes that arrived later than --final-after and can no longer be decided (the versions that decide them were discarded); first: %s", c.reopenUnk, c.reopenFirst))
@@ -1444,9 +1557,6 @@ func (c *Checker) Close() *check.Result {
 	if c.withdrawn > 0 {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("%d external-read failures became final and were withdrawn when a write that explains them arrived later than --final-after", c.withdrawn))
 	}
-	if c.lateNC > 0 {
-		r.Warnings = append(r.Warnings, fmt.Sprintf("%d writes arrived below the watermark; their NoConflict checks used retained versions only", c.lateNC))
-	}
 	return r
 }
 
@@ -1462,12 +1572,3 @@ func (k *Keys) Int(n int64) int32 { return k.c.internInt(n, k.c.n+1) }
 
 // String renders key id id.
 func (k *Keys) String(id int32) string { return k.c.keyName(id) }
-
-func (c *Checker) internStr(b []byte) int32 {
-	c.nmu.Lock()
-	defer c.nmu.Unlock()
-	if id, ok := c.Strs.LookupStr(string(b)); ok {
-		return id
-	}
-	return c.Strs.Str(string(b))
-}

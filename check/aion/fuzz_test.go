@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -253,6 +254,63 @@ func FuzzFastRecord(f *testing.F) {
 		fastOpOff, fastRecOff = false, false
 		if got := decodeAll(b); got != want {
 			t.Fatalf("fast paths:\n%s\ngeneral path:\n%s", got, want)
+		}
+	})
+}
+
+// FuzzBudgetsNeverFalseVerdict (issue 12): under tiny budgets for every
+// bounded part of the state (keys, the filter of forgotten names, string
+// values, unknown-outcome writes, the arrival window), on any small register
+// history with string values, arriving in any order that keeps session
+// order, what was forgotten only ever makes the verdict unknown: the online
+// verdict is never valid where the offline one is invalid, nor invalid
+// where it is valid.
+func FuzzBudgetsNeverFalseVerdict(f *testing.F) {
+	f.Add([]byte{5, 1, 3, 2, 0, 1, 1, 2, 0, 7, 9, 4, 4, 4, 1, 0, 2})
+	f.Add([]byte("write skew lost update stale read \x00\x01\x02\x03\xff\xfe"))
+	strVal := regexp.MustCompile(`"v":(\d+)`)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		offline, arrival := fuzzHistory(b)
+		offline = strVal.ReplaceAllString(offline, `"v":"s$1"`)
+		h, err := jsonl.Decode(strings.NewReader(offline), history.DecodeOptions{})
+		if err != nil {
+			t.Fatalf("%v\n%s", err, offline)
+		}
+		off, err := chronos.Checker{}.Check(context.Background(), h, check.Options{Model: "si"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		clk := time.Unix(0, 0)
+		c := New(Config{FinalAfter: time.Hour, MaxPerType: 1000, Now: func() time.Time { return clk },
+			MaxKeys: 2, MaxFilterBytes: 64, MaxValueBytes: 1, MaxUnknownWrites: 1, MaxWindowBytes: 1})
+		var in []string
+		for i, x := range arrival {
+			in = append(in, strVal.ReplaceAllString(x.line, `"v":"s$1"`))
+			if len(b) > 0 && int(b[i%len(b)])%5 == 0 {
+				// an unknown-outcome transaction without timestamps
+				in = append(in, fmt.Sprintf(`{"id":"u%d","session":"u","status":"unknown","ops":[{"f":"w","k":%d,"v":"u%d"}]}`, i, i%3, i))
+			}
+		}
+		rd := NewReader(bytes.NewReader([]byte(strings.Join(in, "\n"))), c, "fuzz")
+		for i := 0; ; i++ {
+			x, err := rd.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			clk = clk.Add(time.Millisecond)
+			if err := c.Add(x); err != nil {
+				t.Fatal(err)
+			}
+			if len(b) > 0 && int(b[i%len(b)])%3 == 0 {
+				c.Tick()
+			}
+		}
+		on := c.Close()
+		if (on.Verdict == check.Valid && off.Verdict == check.Invalid) || (on.Verdict == check.Invalid && off.Verdict == check.Valid) {
+			t.Fatalf("online %v (%s; %v) offline %v (%s)\n%s", on.Verdict, on.Reason, on.Anomalies, off.Verdict, off.Reason, offline)
 		}
 	})
 }

@@ -31,9 +31,12 @@ import (
 // new key), its version and its share of the writer entry. A key that
 // never had a version loses nothing (every later read of it is still
 // checked against the initial value). For a key that had one, its name
-// goes into a fixed-size Bloom filter (forgotten) and the largest commit
+// goes into a Bloom filter (forgotten: Config.MaxFilterBytes, allocated
+// when the first key is forgotten) and the largest commit
 // timestamp of any forgotten version into forgotMax: when the name comes
-// back (a new id whose name the filter may hold: fForgot), a read of it is
+// back (a new id created while the filter holds names: fProbe; the filter
+// is consulted when it matters, probeForgot, and fForgot set if it holds
+// the name), a read of it is
 // checked only if the version visible at its snapshot is a retained one
 // committed after forgotMax; any other read of it is not checked
 // (counted in "forgotten_reads") and makes the verdict unknown with the
@@ -42,7 +45,8 @@ import (
 // forgotten one) only leaves a read unchecked the same way. A write to such
 // a key whose start is at or before forgotMax may overlap a forgotten
 // writer: its NoConflict check covers the retained versions only
-// ("late_noconflict_partial", with a warning).
+// ("late_noconflict_partial"), which makes the verdict unknown with the
+// reason (an overlap with a forgotten writer may have been missed).
 //
 // Names in explanations: a transaction names keys by id; once an id is
 // recycled, a transaction that arrived before the new key's first use
@@ -89,6 +93,7 @@ type keyTab struct {
 	strs    []string
 	strFree []int32
 	free    []int32 // recycled ids
+	dmax    uint64  // bound of the direct index (denseFor)
 	seed    maphash.Seed
 }
 
@@ -100,12 +105,28 @@ func (kt *keyTab) strHash(b []byte) uint64 { return maphash.Bytes(kt.seed, b) }
 
 func (kt *keyTab) isStrID(id int32) bool { return kt.isStr[id>>6]&(1<<(id&63)) != 0 }
 
-// denseMax bounds the direct index (entries: 16 MiB).
+// denseMax bounds the direct index (entries: 16 MiB); under a key budget
+// it is scaled to it (keyTab.dmax, denseFor).
 const denseMax = 1 << 22
+
+// denseFor is the direct index's bound for a key budget of maxKeys (0 =
+// none): at most 8 bytes per key of the budget (a power of two, at least
+// 2¹⁶ entries), so that the index, which keeps its size when the keys in
+// it are forgotten, stays a small share of the budget.
+func denseFor(maxKeys int) uint64 {
+	if maxKeys <= 0 {
+		return denseMax
+	}
+	d := uint64(1) << 16
+	for d < denseMax && 2*d <= uint64(maxKeys) {
+		d <<= 1
+	}
+	return d
+}
 
 // lookupInt returns the id of integer key n, or -1.
 func (kt *keyTab) lookupInt(n int64) int32 {
-	if uint64(n) < denseMax {
+	if uint64(n) < kt.dmax {
 		if uint64(n) < uint64(len(kt.dense)) {
 			return kt.dense[n] - 1
 		}
@@ -230,18 +251,31 @@ func (kt *keyTab) setName(id int32, n int64, str bool, s string) {
 	kt.isStr[id>>6] |= 1 << (id & 63)
 }
 
-// bloom is a fixed-size Bloom filter of forgotten key names (see above).
+// bloom is a fixed-size Bloom filter (of forgotten key names, see above;
+// of forgotten values and unknown-outcome writes, values.go) of any number
+// of bits: a probe maps a 64-bit hash onto the bits by multiplication
+// (Lemire's reduction), so the filter can take exactly its budget.
 type bloom struct {
-	w    []uint64
-	mask uint64 // bits - 1
+	w     []uint64
+	nbits uint64
 }
 
 const bloomProbes = 4
 
+// newBloom returns a filter of about nbits bits (at least 4,096, a
+// multiple of 64).
+func newBloom(nbits uint64) bloom {
+	nbits = (max(nbits, 1<<12) + 63) &^ 63
+	return bloom{w: make([]uint64, nbits/64), nbits: nbits}
+}
+
+func (f *bloom) empty() bool { return f.w == nil }
+
 func (f *bloom) probes(h uint64, fn func(i uint64) bool) bool {
 	h2 := h>>33 | h<<31 | 1
 	for p := uint64(0); p < bloomProbes; p++ {
-		if !fn((h + p*h2) & f.mask) {
+		i, _ := bits.Mul64(h+p*h2, f.nbits)
+		if !fn(i) {
 			return false
 		}
 	}
@@ -289,13 +323,13 @@ func (c *Checker) newKey(str bool, n int64, b []byte, h uint64, born int64) int3
 		kt.insert(h, rawStr, id)
 	} else {
 		kt.setName(id, n, false, "")
-		if uint64(n) < denseMax {
+		if uint64(n) < kt.dmax {
 			if uint64(n) >= uint64(len(kt.dense)) {
 				m := max(1024, len(kt.dense))
 				for uint64(m) <= uint64(n) {
 					m *= 2
 				}
-				kt.dense = append(kt.dense, make([]int32, min(m, denseMax)-len(kt.dense))...)
+				kt.dense = append(kt.dense, make([]int32, min(m, int(kt.dmax))-len(kt.dense))...)
 			}
 			kt.dense[n] = id + 1
 		} else {
@@ -303,10 +337,36 @@ func (c *Checker) newKey(str bool, n int64, b []byte, h uint64, born int64) int3
 		}
 	}
 	c.liveKeys++
-	if c.forgotten.w != nil && c.forgotten.has(c.nameHash(str, n, b)) {
-		ks.flags |= fForgot
+	if !c.forgotten.empty() {
+		ks.flags |= fProbe // consulted when it matters (probeForgot)
 	}
 	return id
+}
+
+// probeForgot consults the filter of forgotten names for key k (fProbe),
+// once: the key is marked fForgot if the filter holds its name. The filter
+// only grows, so consulting it later than when the key was created is at
+// least as cautious (no false negatives); doing it only for the reads and
+// writes it can affect (a read whose visible version is not newer than
+// every forgotten one, a write that may overlap a forgotten writer) spares
+// the lookup, and its false positives, for every other new key.
+func (c *Checker) probeForgot(k int32, ks *keyState) bool {
+	if ks.flags&fProbe != 0 {
+		ks.flags &^= fProbe
+		kt := &c.kt
+		var h uint64
+		if kt.isStrID(k) {
+			h = c.nameHash(true, 0, []byte(kt.strs[kt.names[k]]))
+		} else {
+			h = c.nameHash(false, kt.names[k], nil)
+		}
+		c.filterProbes++
+		if c.forgotten.has(h) {
+			ks.flags |= fForgot
+			c.suspectKeys++
+		}
+	}
+	return ks.flags&fForgot != 0
 }
 
 // internInt returns the id of integer key n, creating it.
@@ -422,12 +482,15 @@ func (c *Checker) forgetKey(k int32, ks *keyState, cold *keyCold) {
 	if ks.nv > 0 {
 		// it held a version: later reads of its name are not checkable
 		// against what was discarded
-		if c.forgotten.w == nil {
-			nb := uint64(1) << 16
-			for nb < uint64(c.cfg.MaxKeys)*128 {
-				nb <<= 1
+		if c.forgotten.empty() {
+			// the whole budget at once: at a given size one filter
+			// has the lowest false-positive rate (a chain of growing
+			// ones, tried, had 5 to 7 times more once full)
+			b := c.cfg.MaxFilterBytes
+			if b <= 0 {
+				b = 32 * int64(c.cfg.MaxKeys)
 			}
-			c.forgotten = bloom{w: make([]uint64, nb/64), mask: nb - 1}
+			c.forgotten = newBloom(8 * uint64(b))
 		}
 		c.forgotten.add(c.nameHash(str, kt.names[k], name))
 		if ks.nv > 0 && (!c.forgotMax.Set || c.forgotMax.Less(ks.last())) {
@@ -449,7 +512,7 @@ func (c *Checker) forgetKey(k int32, ks *keyState, cold *keyCold) {
 		}
 		c.vp.release(ks.vcls, ks.voff)
 	}
-	if !str && key < denseMax {
+	if !str && key < c.kt.dmax {
 		kt.dense[key] = 0
 	} else {
 		kt.remove(key, k)
@@ -465,17 +528,18 @@ func (c *Checker) forgetKey(k int32, ks *keyState, cold *keyCold) {
 	c.liveKeys--
 }
 
-// forgottenRead reports whether a read at snap of key ks (fForgot) cannot
+// forgottenRead reports whether a read at snap of key k (fForgot or fProbe) cannot
 // be checked: the version visible there is not a retained one committed
 // after every forgotten version.
-func (c *Checker) forgottenRead(ks *keyState, sP, sL int64) bool {
+func (c *Checker) forgottenRead(k int32, ks *keyState, sP, sL int64) bool {
 	if !c.forgotMax.Set {
 		return false
 	}
 	i := c.at(ks, history.Timestamp{P: sP, L: sL, Set: true})
-	if i < 0 {
-		return true
+	if i >= 0 {
+		if v := &c.vers(ks)[i]; less(c.forgotMax.P, c.forgotMax.L, v.ctsP, v.ctsL) {
+			return false // newer than every forgotten version
+		}
 	}
-	v := &c.vers(ks)[i]
-	return !less(c.forgotMax.P, c.forgotMax.L, v.ctsP, v.ctsL)
+	return c.probeForgot(k, ks)
 }

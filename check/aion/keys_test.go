@@ -2,6 +2,7 @@ package aion
 
 import (
 	"fmt"
+	"hash/maphash"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -114,9 +115,11 @@ func TestForgetKeysBoundsStateAndReadsUnknown(t *testing.T) {
 	const maxKeys = 2000
 	ck := &clock{t: time.Unix(1000, 0)}
 	c := New(Config{FinalAfter: 50 * time.Millisecond, Now: ck.now, MaxKeys: maxKeys})
-	forgetStream(t, c, ck, 0, 5000) // 20,000 keys
+	// 80,000 keys: past the direct index (denseFor(2000) = 65,536
+	// entries), so the hash table holds keys too
+	forgetStream(t, c, ck, 0, 20000)
 	ids, slots := c.keys.n, len(c.kt.slots)
-	forgetStream(t, c, ck, 5000, 30000) // 100,000 more keys
+	forgetStream(t, c, ck, 20000, 45000) // 100,000 more keys
 	if c.liveKeys > maxKeys+200 {
 		t.Errorf("%d keys retained, budget %d", c.liveKeys, maxKeys)
 	}
@@ -130,7 +133,7 @@ func TestForgetKeysBoundsStateAndReadsUnknown(t *testing.T) {
 	if st.ForgottenKeys != c.forgotKeys || st.Keys != c.liveKeys {
 		t.Errorf("status %+v", st)
 	}
-	base := 10 * int64(30000)
+	base := 10 * int64(45000)
 	add := func(id string, sts int64, ops ...Op) {
 		ck.t = ck.t.Add(time.Millisecond)
 		x := &Txn{ID: id, Session: "z", Status: history.Committed, StartTS: history.Timestamp{P: sts, Set: true},
@@ -237,4 +240,75 @@ func TestForgetNeverWrittenKeyIsLossless(t *testing.T) {
 func (kt *keyTab) lookupStrName(s string) (int32, bool) {
 	id := kt.lookupStr([]byte(s), kt.strHash([]byte(s)))
 	return id, id >= 0
+}
+
+// TestNewKeysSkipForgottenFilter (issue 12): on a stream of ever-new keys,
+// whose reads see versions newer than every forgotten one, the filter of
+// forgotten names is never consulted (forgotten_filter_probes 0), so none
+// of its false positives can mark a new key as forgotten (suspect_keys 0);
+// a read of a long-forgotten key still consults it and is not checked.
+// Consulting the filter for every new key (before) marked some new keys
+// suspect once the forgotten names far outnumbered its size.
+func TestNewKeysSkipForgottenFilter(t *testing.T) {
+	ck := &clock{t: time.Unix(1000, 0)}
+	c := New(Config{FinalAfter: 50 * time.Millisecond, Now: ck.now, MaxKeys: 500})
+	forgetStream(t, c, ck, 0, 40000) // 160,000 keys, about 159,000 forgotten into a 65,536-bit filter
+	if c.filterProbes != 0 || c.suspectKeys != 0 {
+		t.Fatalf("filter consulted %d times (%d suspect) on reads of new versions only", c.filterProbes, c.suspectKeys)
+	}
+	ck.t = ck.t.Add(time.Millisecond)
+	x := &Txn{ID: "old", Session: "z", Status: history.Committed, StartTS: history.Timestamp{P: 10 * 40000, Set: true},
+		CommitTS: history.Timestamp{P: 10*40000 + 5, Set: true},
+		Ops:      []Op{{Kind: history.Read, raw: rawInt, Key: int32(4), V: Val{N: 1, K: 1}}}}
+	if err := c.Add(x); err != nil {
+		t.Fatal(err)
+	}
+	r := c.Close()
+	if r.Verdict != check.Unknown || r.Stats["forgotten_reads"] != int64(1) || r.Stats["forgotten_filter_probes"] != int64(1) {
+		t.Fatalf("verdict %v (%s), stats %v; want unknown, the old key's read probing the filter", r.Verdict, r.Reason, r.Stats)
+	}
+}
+
+// TestForgottenFilterTakesItsBudget (issue 12): the filter of forgotten
+// names takes exactly its budget (not the power of two below it), has no
+// false negatives, and its false-positive rate is that of a Bloom filter of
+// that size with four probes (within a factor 2): under 1/1,000 for 200,000
+// names in 2 MiB; for 1,000,000 names in 1.5 MiB (12.6 bits per name) about
+// 0.55 %, where the power-of-two filter it replaces (1 MiB) has about 2 %.
+func TestForgottenFilterTakesItsBudget(t *testing.T) {
+	seed := maphash.MakeSeed()
+	h := func(i int) uint64 { return maphash.Comparable(seed, i) }
+	for _, tc := range []struct {
+		budget int64
+		names  int
+		maxFP  float64
+	}{
+		{2 << 20, 200_000, 1.0 / 1000},
+		{3 << 19, 1_000_000, 0.011},
+	} {
+		f := newBloom(8 * uint64(tc.budget))
+		if got := int64(len(f.w) * 8); got != tc.budget {
+			t.Errorf("budget %d: %d bytes allocated", tc.budget, got)
+		}
+		for i := 0; i < tc.names; i++ {
+			f.add(h(i))
+		}
+		for i := 0; i < tc.names; i += 97 {
+			if !f.has(h(i)) {
+				t.Fatalf("budget %d: name %d added but not found (a false negative)", tc.budget, i)
+			}
+		}
+		fp := 0
+		const probes = 200_000
+		for i := tc.names; i < tc.names+probes; i++ {
+			if f.has(h(i)) {
+				fp++
+			}
+		}
+		rate := float64(fp) / probes
+		t.Logf("budget %d bytes, %d names: false positives %.2e", tc.budget, tc.names, rate)
+		if rate > tc.maxFP {
+			t.Errorf("budget %d: false-positive rate %.2e, want ≤ %.2e", tc.budget, rate, tc.maxFP)
+		}
+	}
 }

@@ -343,7 +343,7 @@ func (r *Reader) val() (Val, error) {
 		if err != nil {
 			return Val{}, err
 		}
-		return Val{N: int64(r.c.internStr(b)), K: 2}, nil
+		return Val{N: r.c.internStr(b), K: 2}, nil
 	}
 	n, err := lx.Int64()
 	return Val{N: n, K: 1}, err

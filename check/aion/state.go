@@ -60,6 +60,10 @@ const (
 	// (keys.go): its reads are checked only against versions committed
 	// after Checker.forgotMax.
 	fForgot
+	// fProbe: the key was created while names were in the filter of
+	// forgotten names, which was not consulted yet: it is, only when a
+	// read or write of the key would be affected (keys.go, probeForgot)
+	fProbe
 )
 
 func (ks *keyState) last() history.Timestamp {
@@ -270,4 +274,5 @@ type ptxEntry struct {
 	t            *Txn
 	arrived      int64 // unix nanoseconds
 	snapP, snapL int64
+	bytes        int64 // about what it holds in the window (Checker.winBytes)
 }

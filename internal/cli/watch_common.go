@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/txray/txray/check"
@@ -269,7 +270,16 @@ type followReader struct {
 	f    *os.File
 	off  int64
 	note func(string)
+	// switches counts rotations and truncations followed
+	switches int
 }
+
+// followAtEOF, when set (tests only), is called each time a followReader
+// has read its file to the end and is about to wait for more: with the
+// path, the number of rotations and truncations followed so far, and the
+// offset read in the current file. Tests synchronise on it instead of
+// sleeping.
+var followAtEOF atomic.Pointer[func(path string, switches int, off int64)]
 
 func openFollow(ctx context.Context, path string, note func(string)) (*followReader, error) {
 	f, err := os.Open(path)
@@ -297,6 +307,7 @@ func (r *followReader) Read(p []byte) (int, error) {
 				if nf, oerr := os.Open(r.path); oerr == nil {
 					r.f.Close()
 					r.f, r.off = nf, 0
+					r.switches++
 					r.note(fmt.Sprintf("%s was replaced (rotated); reading the new file from its start", r.path))
 					continue
 				}
@@ -304,9 +315,13 @@ func (r *followReader) Read(p []byte) (int, error) {
 				if _, err := r.f.Seek(0, io.SeekStart); err == nil {
 					r.note(fmt.Sprintf("%s was truncated (%d bytes, %d read); reading it again from the start", r.path, st.Size(), r.off))
 					r.off = 0
+					r.switches++
 					continue
 				}
 			}
+		}
+		if h := followAtEOF.Load(); h != nil {
+			(*h)(r.path, r.switches, r.off)
 		}
 		select {
 		case <-r.ctx.Done():

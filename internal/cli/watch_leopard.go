@@ -244,8 +244,8 @@ func watchLeopard(cmd *cobra.Command, model, follow string, hc watchHTTPConfig, 
 	if follow != "" {
 		name = follow
 	}
-	if spillLimit < 0 {
-		return UsageErrorf("--spill-limit must be >= 0 (MiB; 0 = no bound)")
+	if err := checkMiB("--spill-limit", spillLimit); err != nil {
+		return err
 	}
 	w, err := newLeopardWatcher(model, maxPerType, name, window, leopardMaxKeys(memLimit), spillLimit<<20)
 	if err != nil {

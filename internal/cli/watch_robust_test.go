@@ -207,28 +207,67 @@ func TestWatchHTTPStalledClientBlocksNothing(t *testing.T) {
 
 // TestWatchFollowRotationAndTruncation: --follow keeps reading when the
 // file is rotated (renamed away and recreated) and when it is truncated.
+// Each step waits until the follower has read the file it follows to its
+// end (followAtEOF: the number of switches it followed and the offset it
+// reached), so no write races the follower: T1 is read before the rotation,
+// T2 before the truncation, T3 before the end (it once failed under load
+// when it slept instead).
 func TestWatchFollowRotationAndTruncation(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "h.jsonl")
-	if err := os.WriteFile(path, []byte(`{"txray":1}`+"\n"+fig15T1+"\n"), 0o644); err != nil {
+	first := `{"txray":1}` + "\n" + fig15T1 + "\n"
+	// blank lines after T2 make the file longer than what replaces it
+	second := fig15T2 + "\n" + strings.Repeat("\n", 200)
+	third := fig15T3 + "\n"
+	if err := os.WriteFile(path, []byte(first), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	type pos struct {
+		switches int
+		off      int64
+	}
+	reached := make(chan pos, 1)
+	hook := func(p string, switches int, off int64) {
+		if p != path {
+			return
+		}
+		select { // keep only the latest position
+		case <-reached:
+		default:
+		}
+		reached <- pos{switches, off}
+	}
+	followAtEOF.Store(&hook)
+	t.Cleanup(func() { followAtEOF.Store(nil) })
+	waitAt := func(want pos) {
+		t.Helper()
+		deadline := time.After(60 * time.Second) // a hang guard, not a timing assertion
+		for {
+			select {
+			case p := <-reached:
+				if p == want {
+					return
+				}
+			case <-deadline:
+				t.Fatalf("follower never reached %+v", want)
+			}
+		}
+	}
 	_, out, errb, cancel, done := startWatch(t, "--json", "--follow", path, "--tick", "10ms")
-	time.Sleep(300 * time.Millisecond)
+	waitAt(pos{0, int64(len(first))})
 	if err := os.Rename(path, path+".1"); err != nil {
 		t.Fatal(err)
 	}
-	// blank lines after T2 make the file longer than what replaces it
-	if err := os.WriteFile(path, []byte(fig15T2+"\n"+strings.Repeat("\n", 200)), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(second), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(400 * time.Millisecond)
-	if err := os.WriteFile(path, []byte(fig15T3+"\n"), 0o644); err != nil { // truncated, then shorter
+	waitAt(pos{1, int64(len(second))})
+	if err := os.WriteFile(path, []byte(third), 0o644); err != nil { // truncated, then shorter
 		t.Fatal(err)
 	}
-	time.Sleep(400 * time.Millisecond)
+	waitAt(pos{2, int64(len(third))})
 	cancel()
-	err := waitDone(t, done, 10*time.Second)
+	err := waitDone(t, done, 60*time.Second)
 	if exitCode(err) != ExitInvalid {
 		t.Fatalf("exit %v; stderr %s; out %s", err, errb.String(), out.String())
 	}
@@ -333,5 +372,41 @@ func TestWatchLateSessionsWithinWindowValid(t *testing.T) {
 				t.Fatalf("exit %v: %s\nstderr %s", err, out.String(), errb.String())
 			}
 		})
+	}
+}
+
+// TestWatchSizeFlagsOverflowRejected: --spill-limit and --memory-limit are
+// MiB counts converted to bytes with << 20; a value whose byte count would
+// overflow int64 (and wrap to a small or negative bound) is a usage error
+// that names the flag, as is a negative one; the largest value that fits is
+// accepted.
+func TestWatchSizeFlagsOverflowRejected(t *testing.T) {
+	big := fmt.Sprint(int64(maxMiB) + 1)
+	for _, tc := range []struct {
+		args []string
+		bad  string // flag named in the error; "" = accepted
+	}{
+		{[]string{"--checker", "leopard", "--model", "postgres:serializable", "--spill-limit", big}, "--spill-limit"},
+		{[]string{"--checker", "leopard", "--model", "postgres:serializable", "--spill-limit", "9223372036854775807"}, "--spill-limit"},
+		{[]string{"--checker", "leopard", "--model", "postgres:serializable", "--spill-limit", "-1"}, "--spill-limit"},
+		{[]string{"--spill-limit", big}, "--spill-limit"},
+		{[]string{"--memory-limit", big}, "--memory-limit"},
+		{[]string{"--checker", "leopard", "--model", "postgres:serializable", "--memory-limit", "-5"}, "--memory-limit"},
+		{[]string{"--checker", "leopard", "--model", "postgres:serializable", "--spill-limit", fmt.Sprint(int64(maxMiB))}, ""},
+	} {
+		var out, errb strings.Builder
+		root := NewRoot(&out, &errb)
+		root.SetIn(strings.NewReader(""))
+		root.SetArgs(append([]string{"watch"}, tc.args...))
+		err := root.Execute()
+		if tc.bad == "" {
+			if code := exitCode(err); code == ExitUsage && strings.Contains(fmt.Sprint(err), "limit") {
+				t.Errorf("%v: rejected: %v", tc.args, err)
+			}
+			continue
+		}
+		if code := exitCode(err); code != ExitUsage || !strings.Contains(err.Error(), tc.bad) {
+			t.Errorf("%v: exit %d, error %v; want a usage error naming %s", tc.args, code, err, tc.bad)
+		}
 	}
 }
