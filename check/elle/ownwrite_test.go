@@ -64,3 +64,25 @@ func TestNonRepeatableReadAllowedUnderReadCommitted(t *testing.T) {
 		t.Errorf("%v %v, want valid (internal allowed)", r.Verdict, r.AnomalyTypes)
 	}
 }
+
+// TestNonRepeatableReadNotInvalidUnderReadCommittedBE: Biswas-Enea read
+// committed allows a re-read to return another writer's value (Plume's
+// NonRepeatableRead is a read atomic pattern); Elle's internal reported it
+// and read-committed-be prohibited internal, so rw-register said invalid
+// where package weak says valid (sim read-committed histories).
+func TestNonRepeatableReadNotInvalidUnderReadCommittedBE(t *testing.T) {
+	h := newHB(t).add(
+		ok("a", "w x 1"),
+		ok("b", "r x 1", "r x 2"),
+		ok("c", "r x 1", "w x 2")).h
+	r, err := RWRegister{}.Check(context.Background(), h, check.Options{Model: model.ReadCommittedBE})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Verdict == check.Invalid {
+		t.Errorf("invalid under read-committed-be: %v", r.AnomalyTypes)
+	}
+	if !model.Prohibits(model.ReadAtomic, model.Internal) {
+		t.Error("read-atomic must still prohibit internal (a non-repeatable read)")
+	}
+}
