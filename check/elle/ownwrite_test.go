@@ -86,3 +86,31 @@ func TestNonRepeatableReadNotInvalidUnderReadCommittedBE(t *testing.T) {
 		t.Error("read-atomic must still prohibit internal (a non-repeatable read)")
 	}
 }
+
+// TestG1bNotReportedForRewrittenFinalValue: a transaction that writes the
+// same value twice (w x 1, w x 1) leaves 1 as its final value, so a read of 1
+// is no intermediate read (Adya G1b). rw-register attributed the read to the
+// first, intermediate write and reported G1b (package weak: valid).
+func TestG1bNotReportedForRewrittenFinalValue(t *testing.T) {
+	cases := []struct {
+		name   string
+		writer []string
+		g1b    bool
+	}{
+		{"same value twice", []string{"w x 1", "w x 1"}, false},
+		{"final value again", []string{"w x 1", "w x 2", "w x 1"}, false},
+		{"overwritten", []string{"w x 1", "w x 1", "w x 2"}, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHB(t).add(ok("a", c.writer...), ok("b", "r x 1")).h
+			r, err := RWRegister{}.Check(context.Background(), h, check.Options{Model: model.ReadCommitted})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := slices.Contains(r.AnomalyTypes, model.G1b); got != c.g1b {
+				t.Errorf("G1b reported %v, want %v (%v)", got, c.g1b, r.AnomalyTypes)
+			}
+		})
+	}
+}

@@ -464,6 +464,11 @@ func (p *rwKeys) key(k int32) {
 				if len(p.dups) < 8 {
 					p.dups = append(p.dups, dupWrite{k, v, first, w})
 				}
+			} else {
+				// The transaction wrote v again: a read of v may be of this
+				// later write, so judge it by the last one (the first is
+				// intermediate, and a read of the final value is no G1b).
+				p.writerOf[v] = int32(i + 1)
 			}
 			continue
 		}
