@@ -63,6 +63,14 @@ Adya/Liskov/O'Neil 2000, Bailis et al. (HAT, VLDB 2014), Cerone/Bernardi/Gotsman
 * Elle spells Adya's SI phenomena both ` + "`G-SIb`" + ` (prohibited by forward-consistent-view) and ` + "`GSIb`" + ` (implied by
   G-single), which leaves them unconnected; txray uses G-SIa/G-SIb/G-SI throughout and accepts GSIa/GSIb/GSI. This
   changes none of Elle's own test expectations.
+* **Valid only where the anomalies decide.** Many models in Elle's lattice prohibit few or none of the anomalies that
+  characterize them (view-serializable, 1SR and session-serializable prohibit nothing of their own; causal, PRAM,
+  sequential and linearizable nothing at all; read-atomic and causal-cerone nothing about fractured reads), so Elle
+  calls a write skew view-serializable and a fractured read read-atomic. txray's ` + "`list-append`" + ` and ` + "`rw-register`" + `
+  checkers say valid only under read-uncommitted, read-committed, repeatable-read, snapshot-isolation, serializable,
+  strict-serializable, consistent-view and the strong-session / strong variants (and DBMS profiles of these);
+  under any other model a history with none of its prohibited anomalies is unknown (package ` + "`weak`" + ` decides
+  read-committed-be, read-atomic and causal-cerone). A prohibited anomaly found still makes it invalid.
 * Anomalies Elle lacks: ` + "`garbage-versions`" + ` and ` + "`result-set-mismatch`" + ` are prohibited by read-uncommitted (a read
   must return an installed version; a predicate read's rows must match its versions); the Chronos axioms
   ` + "`ext`" + ` and ` + "`noconflict`" + ` are prohibited by snapshot-isolation (and so by serializable, which implies it in

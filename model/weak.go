@@ -27,6 +27,12 @@ package model
 // then an older version of another key that writer also wrote (non-monotonic
 // read), which PL-2 allows. It is stronger than read-committed, and weaker
 // than read-atomic.
+//
+// It does not prohibit Elle's internal: that covers a re-read returning a
+// different value, which Biswas–Enea read committed allows (Plume's
+// NonRepeatableRead is a read atomic pattern); a read missing the
+// transaction's own write is not-my-own-write / not-my-last-write, which
+// read-uncommitted and so every model prohibits.
 
 // ReadCommittedBE is Biswas–Enea read committed.
 const ReadCommittedBE = "read-committed-be"
@@ -65,7 +71,7 @@ const (
 var weakTables = func() bool {
 	lattice[ReadAtomic] = append(lattice[ReadAtomic], ReadCommittedBE)
 	lattice[ReadCommittedBE] = []string{ReadCommitted}
-	directProhibits[ReadCommittedBE] = []string{CyclicCO, NonMonotonicRead, G1a, G1b, Internal, FutureRead}
+	directProhibits[ReadCommittedBE] = []string{CyclicCO, NonMonotonicRead, G1a, G1b, FutureRead}
 	directProhibits[ReadAtomic] = append(directProhibits[ReadAtomic], NonRepeatableRead, FracturedRead)
 	directProhibits[CausalCerone] = append(directProhibits[CausalCerone], CommitOrderConflict, Conflict)
 	aliases["rc-be"] = ReadCommittedBE

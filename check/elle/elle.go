@@ -52,6 +52,13 @@
 //   - list-append: an element no transaction appended is reported as
 //     garbage-versions (Elle's dirty-update asserts instead); dirty-update
 //     uses the version order from committed and unknown-outcome reads only.
+//   - Both say valid only under the models their anomalies characterize
+//     (Decides); under any other model (read-atomic, causal-cerone,
+//     view-serializable, causal, PRAM, ...) a history with none of the
+//     model's prohibited anomalies is unknown, not valid: Elle's lattice
+//     gives those models few or no prohibited anomalies of its own, so
+//     Elle calls a write skew view-serializable and a fractured read
+//     read-atomic.
 //
 // Cost: linear in the history size plus the version-order elements read
 // (list-append compares every read with the longest read of its key), all
@@ -110,7 +117,7 @@ func (ListAppend) Check(ctx context.Context, h *history.History, opts check.Opti
 	if r := deletesUnknown(h, "list-append", opts); r != nil {
 		return r, nil
 	}
-	return checkListAppend(ctx, h, opts)
+	return undecided(checkListAppend(ctx, h, opts))
 }
 
 // RWRegister is the read-write register checker ("rw-register").
@@ -147,7 +154,60 @@ func (RWRegister) Check(ctx context.Context, h *history.History, opts check.Opti
 	if r := deletesUnknown(h, "rw-register", opts); r != nil {
 		return r, nil
 	}
-	return checkRWRegister(ctx, h, opts)
+	return undecided(checkRWRegister(ctx, h, opts))
+}
+
+// decided are the models whose every violation shows as an anomaly these
+// checkers report (dependency cycles of Adya's phenomena with session and
+// real-time variants, and the non-cycle anomalies): read-uncommitted to
+// strict-serializable, consistent-view (G-single) and the strong-session
+// and strong (real-time) variants.
+var decided = map[string]bool{
+	model.ReadUncommitted: true, model.ReadCommitted: true, model.RepeatableRead: true,
+	model.SnapshotIsolation: true, model.Serializable: true, model.StrictSerializable: true,
+	model.ConsistentView:               true,
+	model.StrongSessionReadUncommitted: true, model.StrongSessionReadCommitted: true,
+	model.StrongReadUncommitted: true, model.StrongReadCommitted: true,
+	model.StrongSessionSnapshotIsolation: true, model.StrongSnapshotIsolation: true,
+	model.StrongSessionSerializable: true,
+}
+
+// Decides reports whether list-append and rw-register can say valid under
+// m (a model or a DBMS profile, judged by its model). The others prohibit
+// anomalies these checkers never look for: G-cursor, G-monotonic, G-MSR,
+// G-update and G-SIb (cursor-stability, monotonic-view,
+// monotonic-snapshot-read, update-serializable, forward-consistent-view),
+// fractured and non-monotonic reads (read-committed-be, read-atomic,
+// causal-cerone: package weak decides them), long forks and other
+// visibility orders (prefix, parallel-snapshot-isolation, update-atomic,
+// monotonic-atomic-view), view equivalence (view-serializable, 1SR,
+// session-serializable), and the non-transactional session models
+// (linearizable, sequential, causal, PRAM, ...). Finding one of their
+// prohibited anomalies still makes the verdict invalid.
+func Decides(m string) bool {
+	if c, err := model.Canonical(m); err == nil {
+		return decided[c]
+	}
+	if p, ok := model.LookupProfile(m); ok {
+		return decided[p.Model]
+	}
+	return false
+}
+
+// undecided turns a valid verdict under a model the checkers do not decide
+// into unknown, with the reason.
+func undecided(r *check.Result, err error) (*check.Result, error) {
+	if err != nil || r == nil || r.Verdict != check.Valid || Decides(r.Model) {
+		return r, err
+	}
+	r.Verdict = check.Unknown
+	why := fmt.Sprintf("%s found none of the anomalies it looks for that %s prohibits, but it does not decide %s: the model also prohibits anomalies it does not look for", r.Checker, r.Model, r.Model)
+	if r.Reason == "" {
+		r.Reason = why
+	} else {
+		r.Reason += "; " + why
+	}
+	return r, nil
 }
 
 // deletesUnknown is the unknown verdict on a history with delete ops: Elle's

@@ -366,17 +366,44 @@ func laInternal(x *laIndex, col *collector) {
 			}
 			lastPos[k] = int32(j)
 		}
-		internalDone, futureDone := false, false
+		internalDone, futureDone, ownDone := false, false, false
 		for j := range t.Ops {
 			o := &t.Ops[j]
 			switch o.Kind {
 			case history.Read:
-				if internalDone {
+				if internalDone && ownDone {
 					continue
 				}
 				l, ok := readList(t, o)
 				if !ok {
 					continue // an unknown-outcome transaction's unknown result
+				}
+				// A read missing an element the transaction itself appended
+				// earlier is also not-my-own-write, which every model
+				// prohibits (Elle's internal covers re-reads too, which
+				// read committed allows).
+				if !ownDone {
+					for i := prevSame[j]; i >= 0; i = prevSame[i] {
+						p := &t.Ops[i]
+						if p.Kind != history.Append || slices.Contains(l, p.Value) {
+							continue
+						}
+						ownDone = true
+						ti32, j32, i32, miss := int32(ti), j, i, p.Value
+						col.add(model.NotMyOwnWrite, func() check.Anomaly {
+							return check.Anomaly{
+								Txns: []int32{ti32},
+								Key:  h.KeyName(o.Key),
+								Explanation: fmt.Sprintf("%s appended %s to key %s (op %d), then read key %s = %s (op %d), without it: a transaction's read of a key it wrote must show its own writes (not-my-own-write)",
+									h.TxnName(ti32), h.ValueName(miss), h.KeyName(o.Key), i32, h.KeyName(o.Key), h.ListString(l), j32),
+								Ops: check.TxnOps(h, ti32),
+							}
+						})
+						break
+					}
+				}
+				if internalDone {
+					continue
 				}
 				appended = appended[:0]
 				base := int32(-1)

@@ -255,14 +255,14 @@ var listAppendCases = []caseT{
 			ok("", "append x 1"),
 			ok("", "r x [1]", "append x 3", "r x [1]"),
 		},
-		verdict: check.Invalid, types: []string{"internal"}, not: []string{"read-committed-be"},
+		verdict: check.Invalid, types: []string{"internal", "not-my-own-write"}, not: []string{"read-uncommitted"},
 	},
 	{
 		name: "internal/unknown-prefix", def: "Elle FaunaDB example: append then read without the appended element", model: "strict-serializable",
 		txns: []spec{
 			ok("", "append 0 6", "r 0 nil"),
 		},
-		verdict: check.Invalid, types: []string{"empty-transaction-graph", "internal"}, not: []string{"read-committed-be"},
+		verdict: check.Invalid, types: []string{"empty-transaction-graph", "internal", "not-my-own-write"}, not: []string{"read-uncommitted"},
 	},
 	{
 		name: "future-read", def: "Elle: a txn reads an element it appends only later", model: "read-committed",

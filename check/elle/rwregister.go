@@ -464,6 +464,11 @@ func (p *rwKeys) key(k int32) {
 				if len(p.dups) < 8 {
 					p.dups = append(p.dups, dupWrite{k, v, first, w})
 				}
+			} else {
+				// The transaction wrote v again: a read of v may be of this
+				// later write, so judge it by the last one (the first is
+				// intermediate, and a read of the final value is no G1b).
+				p.writerOf[v] = int32(i + 1)
 			}
 			continue
 		}
@@ -1025,9 +1030,10 @@ func checkRWRegister(ctx context.Context, h *history.History, opts check.Options
 	st.m["version_sources"] = srcs
 	// Order-free read checks (package regread): thin-air and future reads,
 	// which the inference below cannot see (a read of a value nobody wrote
-	// is otherwise just a version with no writer). Aborted, intermediate
-	// and own-write reads are reported below in Elle's vocabulary (G1a,
-	// G1b, internal), so only these two types are taken from regread.
+	// is otherwise just a version with no writer), and own-write reads
+	// (not-my-own-write, not-my-last-write; also reported below as Elle's
+	// internal). Aborted and intermediate reads are reported below in
+	// Elle's vocabulary (G1a, G1b).
 	// Inference then runs on regread's initial-state view: reads of the
 	// initial value (Params "initial-value") read nil, and an explicit
 	// initial transaction writes nothing, so both count as the initial
@@ -1048,7 +1054,10 @@ func checkRWRegister(ctx context.Context, h *history.History, opts check.Options
 		// an unknown-outcome reader that another transaction observed
 		// committed, and regread judged it (Analysis.Judged): keep those.
 		observed := len(an.Txns) > 0 && an.Txns[0] >= 0 && int(an.Txns[0]) < len(h.Txns) && h.Txns[an.Txns[0]].Status == history.Unknown
-		if an.Type == model.ThinAirRead || an.Type == model.FutureRead || observed {
+		// Own-write reads are Elle's internal too, but Elle's internal also
+		// covers re-reads (which read committed allows): not-my-own-write
+		// and not-my-last-write are prohibited by every model.
+		if an.Type == model.ThinAirRead || an.Type == model.FutureRead || an.Type == model.NotMyOwnWrite || an.Type == model.NotMyLastWrite || observed {
 			col.add(an.Type, func() check.Anomaly { return an })
 		}
 	}

@@ -48,6 +48,31 @@ func TestPublicHistories(t *testing.T) {
 		{"dbcop/dgraph/history.bincode", model.Serializable, check.Invalid, "0"},
 		{"dbcop/dgraph/history.bincode", model.SnapshotIsolation, check.Invalid, "0"},
 		{"polysi/galera.txt", model.SnapshotIsolation, check.Invalid, "0"},
+		// IsoVista's history/bugs: a PostgreSQL serializability bug (a write
+		// skew, T11 and T17 both read the initial state of the key the other
+		// writes) and a YugabyteDB causal-consistency bug (fractured reads).
+		{"isovista/pg_ser_bug.txt", model.Serializable, check.Invalid, "0"},
+		{"isovista/pg_ser_bug.txt", model.SnapshotIsolation, check.Valid, "0"},
+		{"isovista/yugabyte_tcc.txt", model.SnapshotIsolation, check.Invalid, "0"},
+		// PolySI's TestVerifier: SIVerifier.audit() is false on the first
+		// seven and true on the write skew. PolySI's SI orders each session
+		// (Cerone et al.), txray's strong-session-snapshot-isolation.
+		{"polysi/verifier-tests/readCommitted.txt", model.StrongSessionSnapshotIsolation, check.Invalid, ""},
+		{"polysi/verifier-tests/repeatableRead.txt", model.StrongSessionSnapshotIsolation, check.Invalid, ""},
+		{"polysi/verifier-tests/readMyWrites.txt", model.StrongSessionSnapshotIsolation, check.Invalid, ""},
+		{"polysi/verifier-tests/repeatableRead2.txt", model.StrongSessionSnapshotIsolation, check.Invalid, ""},
+		{"polysi/verifier-tests/causal.txt", model.StrongSessionSnapshotIsolation, check.Invalid, ""},
+		{"polysi/verifier-tests/prefix.txt", model.StrongSessionSnapshotIsolation, check.Invalid, ""},
+		{"polysi/verifier-tests/conflict.txt", model.StrongSessionSnapshotIsolation, check.Invalid, ""},
+		{"polysi/verifier-tests/serializability.txt", model.StrongSessionSnapshotIsolation, check.Valid, ""},
+		{"polysi/verifier-tests/serializability.txt", model.Serializable, check.Invalid, ""},
+		// Without the session guarantee (Adya's and Elle's SI) the first and
+		// third are snapshot isolation: T1 may precede T0 in the version
+		// order of x (docs/models.md, SESSION).
+		{"polysi/verifier-tests/readCommitted.txt", model.SnapshotIsolation, check.Valid, ""},
+		{"polysi/verifier-tests/readMyWrites.txt", model.SnapshotIsolation, check.Valid, ""},
+		{"polysi/verifier-tests/repeatableRead2.txt", model.SnapshotIsolation, check.Invalid, ""},
+		{"polysi/verifier-tests/prefix.txt", model.SnapshotIsolation, check.Invalid, ""},
 	}
 	for _, c := range cases {
 		path := filepath.Join(external, c.path)

@@ -8,6 +8,7 @@ import (
 	"github.com/txray/txray/check"
 	"github.com/txray/txray/history"
 	_ "github.com/txray/txray/history/edn"
+	_ "github.com/txray/txray/history/polysi"
 	_ "github.com/txray/txray/history/timekiller"
 )
 
@@ -30,6 +31,28 @@ func TestExternalHistories(t *testing.T) {
 			"Elle: valid under snapshot isolation (a G2-item only)"},
 		{"elle/paper-example.edn", "", []check.Verdict{V, I, I},
 			"the last transaction follows one in its session that appended 8 to key 255 but reads 255 without it"},
+		{"isovista/yugabyte_tcc.txt", "0", []check.Verdict{V, I, I},
+			"IsoVista lists it as a YugabyteDB causal-consistency bug: transaction 8 of session 1 reads key 15 = 2 although transaction 7, before it in the session, overwrote it with 3"},
+		{"isovista/pg_ser_bug.txt", "0", []check.Verdict{V, V, V},
+			"IsoVista's PostgreSQL serializability bug is a write skew, which causal consistency allows"},
+		// PolySI's TestVerifier (all rejected by PolySI's SI); each verdict
+		// here follows from the Biswas-Enea axioms by hand.
+		{"polysi/verifier-tests/readCommitted.txt", "", []check.Verdict{I, I, I},
+			"T2 read y from T1 and then x from T0, which T1 overwrote after it in session order"},
+		{"polysi/verifier-tests/repeatableRead.txt", "", []check.Verdict{V, I, I},
+			"a non-repeatable read: x = 1, then x = 2"},
+		{"polysi/verifier-tests/readMyWrites.txt", "", []check.Verdict{V, I, I},
+			"T2 reads y from T0 although T1, before it in its session, overwrote y"},
+		{"polysi/verifier-tests/repeatableRead2.txt", "", []check.Verdict{V, I, I},
+			"a fractured read of T0 and T1, which both write x and y"},
+		{"polysi/verifier-tests/causal.txt", "", []check.Verdict{V, V, I},
+			"T3 reads x from T0 although T2, in its causal past through T1, overwrote it"},
+		{"polysi/verifier-tests/prefix.txt", "", []check.Verdict{V, V, V},
+			"a long fork, which causal consistency allows"},
+		{"polysi/verifier-tests/conflict.txt", "", []check.Verdict{V, V, V},
+			"a lost update, which causal consistency allows"},
+		{"polysi/verifier-tests/serializability.txt", "", []check.Verdict{V, V, V},
+			"a write skew"},
 	}
 	for _, c := range cases {
 		h, err := history.DecodeFile(filepath.Join("..", "..", "testdata", "external", c.file), "auto", history.DecodeOptions{})
