@@ -1275,6 +1275,12 @@ func (c *Checker) reopen(ks *keyState, k int32, i int, t *Txn) {
 			}
 		} else {
 			c.withdrawn++
+			// the read is final as passing now: a later write visible
+			// at its snapshot must count as latePass, as for a read
+			// that passed when it became final (finalize)
+			if !c.maxPassSnap.Set || c.maxPassSnap.Less(fr.snap) {
+				c.maxPassSnap = fr.snap
+			}
 		}
 	}
 	clear(failed[n:])
