@@ -343,6 +343,16 @@ func (c *Checker) newKey(str bool, n int64, b []byte, h uint64, born int64) int3
 	return id
 }
 
+// keyNameHash is the filters' hash of key k's name (not its id: ids are
+// reused).
+func (c *Checker) keyNameHash(k int32) uint64 {
+	kt := &c.kt
+	if kt.isStrID(k) {
+		return c.nameHash(true, 0, []byte(kt.strs[kt.names[k]]))
+	}
+	return c.nameHash(false, kt.names[k], nil)
+}
+
 // probeForgot consults the filter of forgotten names for key k (fProbe),
 // once: the key is marked fForgot if the filter holds its name. The filter
 // only grows, so consulting it later than when the key was created is at
@@ -353,13 +363,7 @@ func (c *Checker) newKey(str bool, n int64, b []byte, h uint64, born int64) int3
 func (c *Checker) probeForgot(k int32, ks *keyState) bool {
 	if ks.flags&fProbe != 0 {
 		ks.flags &^= fProbe
-		kt := &c.kt
-		var h uint64
-		if kt.isStrID(k) {
-			h = c.nameHash(true, 0, []byte(kt.strs[kt.names[k]]))
-		} else {
-			h = c.nameHash(false, kt.names[k], nil)
-		}
+		h := c.keyNameHash(k)
 		c.filterProbes++
 		if c.forgotten.has(h) {
 			ks.flags |= fForgot

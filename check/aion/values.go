@@ -233,13 +233,7 @@ func (c *Checker) addUnknownWrite(k int32, v Val) {
 // unkHash is the filter's hash of a write of v to key k, by the key's
 // name and the value's content (ids may be reused or re-interned).
 func (c *Checker) unkHash(k int32, v Val) uint64 {
-	kt := &c.kt
-	var h uint64
-	if kt.isStrID(k) {
-		h = c.nameHash(true, 0, []byte(kt.strs[kt.names[k]]))
-	} else {
-		h = c.nameHash(false, kt.names[k], nil)
-	}
+	h := c.keyNameHash(k)
 	x := uint64(v.N)
 	if v.K == 2 {
 		c.nmu.RLock()
