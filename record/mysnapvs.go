@@ -46,8 +46,15 @@ import (
 //     marker capture (each writes its marker); at READ COMMITTED there
 //     are no gap locks and no version set is derived.
 //
+// A read's set lists the rows of its key region only (the integer keys its
+// WHERE clause can match; every row of a declared table or when the clause
+// bounds no key range), like PostgreSQL's (certificate.go, keyRegions):
+// no version of a row outside it matches, so the version evaluated there
+// decides no dependency, and emme visits only the region's keys.
+//
 // A read gets no version set (counted as skipped) when a version's writer
-// has no marker or commit position, or a key has no version order.
+// of a key in its region has no marker or commit position, or a key has no
+// version order.
 
 // markState is what the recorder keeps for marker version sets.
 type markState struct {
@@ -142,6 +149,7 @@ func (r *recorder) versionSetsFromMarks(h *history.History) (filled, skipped int
 	}
 	parsed := map[string]map[int64]int64{}
 	tableOf := map[int32]int{}
+	rg := newKeyRegions(h, keys)
 	for _, mr := range m.reads {
 		t := &h.Txns[mr.txn]
 		if t.Status != history.Committed || int(mr.op) >= len(t.Ops) || t.Ops[mr.op].Kind != history.PredRead || t.PredOf(&t.Ops[mr.op]) == nil {
@@ -193,12 +201,19 @@ func (r *recorder) versionSetsFromMarks(h *history.History) (filled, skipped int
 				own[o.Key] = o.Value
 			}
 		}
+		// A declared table's rows, an undeclared one's rows of the read's
+		// key region (certificate.go, keyRegions), as on PostgreSQL.
 		ti := h.TableByName(p.Table)
 		member := tableMember(h, tableOf, ti)
-		vs := make([]history.Row, 0, len(keys)+len(own))
+		reg := rg.region(h, p.Table, p.Where)
+		in := member
+		if reg != nil {
+			in = func(k int32) bool { return member(k) && reg.has(h, k) }
+		}
+		vs := make([]history.Row, 0, rg.size(reg)+len(own))
 		ok := true
 	key:
-		for _, k := range keys {
+		for _, k := range rg.keys(reg) {
 			if !member(k) {
 				continue
 			}
@@ -229,8 +244,12 @@ func (r *recorder) versionSetsFromMarks(h *history.History) (filled, skipped int
 			skipped++
 			continue
 		}
+		if reg != nil {
+			// keys(reg) lists the region's keys by integer value
+			slices.SortFunc(vs, func(a, b history.Row) int { return int(a.Key) - int(b.Key) })
+		}
 		for _, k := range slices.Sorted(maps.Keys(own)) {
-			if _, ordered := h.VersionOrder[k]; !ordered && member(k) {
+			if _, ordered := h.VersionOrder[k]; !ordered && in(k) {
 				vs = append(vs, history.Row{Key: k, Value: own[k]})
 			}
 		}

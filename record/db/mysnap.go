@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -62,8 +64,12 @@ type snapMarker struct {
 // setupSnapMarks creates the marker table once per myDB. It is shared by
 // every process using the database (txray runs, tests of this package):
 // rows are keyed by the server's connection id (CONNECTION_ID(), unique
-// among live connections), each session registers its own row and deletes
-// it when it closes, and no one empties the table (rows left by a killed
+// among live connections), each session registers its own row, and the
+// rows of a myDB's sessions are deleted together when the myDB closes
+// (dropSnapMarks), not as each session closes: a read view created after
+// a session closed must still see its last marker, or every transaction
+// of that session would be predicted invisible to it although the view
+// sees their writes. No one empties the table (rows left by a killed
 // process stay, unread by anyone: a reused connection id resets its row).
 func (m *myDB) setupSnapMarks(ctx context.Context) error {
 	m.marksOnce.Do(func() {
@@ -79,7 +85,11 @@ func (m *myDB) setupSnapMarks(ctx context.Context) error {
 }
 
 // withSnapMarks makes sc start every transaction with the marker round
-// trip (above), registering the session's marker row first.
+// trip (above), registering the session's marker row first. The row stays
+// until the myDB closes (setupSnapMarks). A connection id that one of
+// this myDB's earlier sessions had (possible only if the server restarted
+// or its ids wrapped) is an error: resetting the row would make the
+// earlier session's transactions look invisible to later read views.
 func (m *myDB) withSnapMarks(ctx context.Context, c *sql.Conn, sc *sqlConn) error {
 	if err := m.setupSnapMarks(ctx); err != nil {
 		return err
@@ -88,13 +98,18 @@ func (m *myDB) withSnapMarks(ctx context.Context, c *sql.Conn, sc *sqlConn) erro
 	if err := c.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&mk.session); err != nil {
 		return err
 	}
+	m.marksMu.Lock()
+	if m.markRows == nil {
+		m.markRows = map[int64]bool{}
+	}
+	reused := m.markRows[mk.session]
+	m.markRows[mk.session] = true
+	m.marksMu.Unlock()
+	if reused {
+		return fmt.Errorf("mysql: snapshot markers: connection id %d was already used by an earlier session of this run (server restarted?); its markers would be ambiguous", mk.session)
+	}
 	if _, err := c.ExecContext(ctx, "INSERT INTO "+snapMarks+" (s, n) VALUES (?, 0) ON DUPLICATE KEY UPDATE n = 0", mk.session); err != nil {
 		return err
-	}
-	sc.beforeClose = func(c *sql.Conn) {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_, _ = c.ExecContext(ctx, "DELETE FROM "+snapMarks+" WHERE s = ?", mk.session)
 	}
 	sess := strconv.FormatInt(mk.session, 10)
 	sc.beginQuery = func() string {
@@ -138,6 +153,28 @@ func (m *myDB) withSnapMarks(ctx context.Context, c *sql.Conn, sc *sqlConn) erro
 	}
 	sc.beginWrites = true
 	return nil
+}
+
+// dropSnapMarks deletes the marker rows of every session this myDB
+// registered (best effort: a row left behind is never read as anyone's).
+// Close calls it once the sessions are closed; no read view of this myDB
+// is taken after it. One statement per row, by primary key: a DELETE of
+// several rows by an IN list is planned as a full scan of the (small)
+// table, which locks every row it passes, so it waited for another
+// process's open transaction on that transaction's own marker row and,
+// meanwhile, blocked every other session's marker UPDATE behind the rows
+// it had locked (TestMariaDBSnapshotMarkersExact stalled on it for the
+// 30 s statement timeout). A point DELETE locks its own row only.
+func (m *myDB) dropSnapMarks() {
+	m.marksMu.Lock()
+	ids := slices.Sorted(maps.Keys(m.markRows))
+	m.markRows = nil
+	m.marksMu.Unlock()
+	for _, id := range ids {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_, _ = m.db.ExecContext(ctx, "DELETE FROM "+snapMarks+" WHERE s = ?", id)
+		cancel()
+	}
 }
 
 // ParseMarks parses a marker vector "session:seq,..." (TxnEvidence.Marks).

@@ -32,9 +32,12 @@ type myDB struct {
 	lockName string
 	// dsn is the address as given, for scrubbing messages.
 	dsn string
-	// snapshot markers (mysnap.go)
+	// snapshot markers (mysnap.go): markRows holds the connection id of
+	// every session that registered a marker row, deleted at Close.
 	marksOnce sync.Once
 	marksErr  error
+	marksMu   sync.Mutex
+	markRows  map[int64]bool
 }
 
 // Exclusive takes the named lock "txray_run:<database>" with GET_LOCK on a
@@ -315,6 +318,7 @@ func (m *myDB) Close() error {
 	if m.clients != nil {
 		m.clients.Close()
 	}
+	m.dropSnapMarks()
 	return m.db.Close()
 }
 

@@ -19,8 +19,6 @@ type sqlConn struct {
 	beginQuery  func() string
 	beginScan   func(rows *sql.Rows, ev *TxnEvidence) error
 	beginWrites bool
-	// beforeClose, if set, runs (best effort) before the session closes.
-	beforeClose func(c *sql.Conn)
 	classify    func(err error, atCommit bool) (Outcome, Class)
 	// commitQuery, if set, replaces COMMIT: one round
 	// trip of several statements, COMMIT first; commitScan reads the
@@ -137,8 +135,5 @@ func (s *sqlConn) Classify(err error, atCommit bool) (Outcome, Class) {
 }
 
 func (s *sqlConn) Close() error {
-	if s.beforeClose != nil {
-		s.beforeClose(s.c)
-	}
 	return s.c.Close()
 }
