@@ -42,7 +42,8 @@
 // keys retained by Config.MaxKeys, beyond which settled keys are forgotten
 // (keys.go); the window by Config.MaxWindowBytes, the string values by
 // Config.MaxValueBytes and the unknown-outcome writes by
-// Config.MaxUnknownWrites (values.go). Let W be the smallest snapshot timestamp of
+// Config.MaxUnknownWrites (values.go), the sessions (under
+// strong-session-snapshot-isolation) by Config.MaxSessions (sessions.go). Let W be the smallest snapshot timestamp of
 // any transaction whose verdicts are not yet final (or, when none is
 // pending, the largest snapshot seen). Any transaction still to arrive is
 // expected to have a snapshot ≥ W, and then needs of each key only the last
