@@ -123,9 +123,10 @@ func FuzzOnlineAgreesWithChronos(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		seed := budgetRuns(b)[0].seed
 		for _, final := range []time.Duration{time.Hour, 3 * time.Millisecond} {
 			clk := time.Unix(0, 0)
-			c := New(Config{FinalAfter: final, MaxPerType: 1000, Now: func() time.Time { return clk }})
+			c := New(withSeed(Config{FinalAfter: final, MaxPerType: 1000, Now: func() time.Time { return clk }}, seed))
 			if final < time.Hour && lateWriter(arrival, 2) {
 				continue
 			}
@@ -260,57 +261,108 @@ func FuzzFastRecord(f *testing.F) {
 
 // FuzzBudgetsNeverFalseVerdict (issue 12): under tiny budgets for every
 // bounded part of the state (keys, the filter of forgotten names, string
-// values, unknown-outcome writes, the arrival window), on any small register
-// history with string values, arriving in any order that keeps session
-// order, what was forgotten only ever makes the verdict unknown: the online
-// verdict is never valid where the offline one is invalid, nor invalid
-// where it is valid.
+// values, unknown-outcome writes, the arrival window, sessions), on any
+// small register history with string values, arriving in any order that
+// keeps session order, what was forgotten only ever makes the verdict
+// unknown: the online verdict is never valid where the offline one is
+// invalid, nor invalid where it is valid, under snapshot isolation and
+// under strong-session snapshot isolation (sessions forgotten). Each input
+// runs under four hash seeds derived from it (budgetRuns), two of them with
+// 64-bit filters whose false positives are common (one of those with the
+// session budget alone), so a failure that depends on a filter's false
+// positive replays exactly from the input.
 func FuzzBudgetsNeverFalseVerdict(f *testing.F) {
 	f.Add([]byte{5, 1, 3, 2, 0, 1, 1, 2, 0, 7, 9, 4, 4, 4, 1, 0, 2})
 	f.Add([]byte("write skew lost update stale read \x00\x01\x02\x03\xff\xfe"))
-	strVal := regexp.MustCompile(`"v":(\d+)`)
 	f.Fuzz(func(t *testing.T, b []byte) {
-		offline, arrival := fuzzHistory(b)
-		offline = strVal.ReplaceAllString(offline, `"v":"s$1"`)
-		h, err := jsonl.Decode(strings.NewReader(offline), history.DecodeOptions{})
-		if err != nil {
-			t.Fatalf("%v\n%s", err, offline)
+		for _, r := range budgetRuns(b) {
+			budgetsNeverFalseVerdict(t, b, r)
 		}
-		off, err := chronos.Checker{}.Check(context.Background(), h, check.Options{Model: "si"})
+	})
+}
+
+// budgetRun is one run of an input of FuzzBudgetsNeverFalseVerdict: the
+// filters' hash seed, whether they are 64 bits, the model, and whether
+// only the session budget is set (so that what forgetting sessions does is
+// not hidden behind the unknowns of the other budgets).
+type budgetRun struct {
+	seed     uint64
+	tiny     bool
+	model    string
+	sessOnly bool
+}
+
+// budgetRuns are the runs of input b: seeds derived from b (FNV-1a), so a
+// failure replays from the input alone.
+func budgetRuns(b []byte) []budgetRun {
+	h := uint64(14695981039346656037)
+	for _, x := range b {
+		h = (h ^ uint64(x)) * 1099511628211
+	}
+	var rs []budgetRun
+	for i := range 4 {
+		m := "snapshot-isolation"
+		if i%2 == 1 {
+			m = sessionSI
+		}
+		rs = append(rs, budgetRun{seed: h + uint64(i)*0x9E3779B97F4A7C15, tiny: i >= 2, model: m, sessOnly: i == 3})
+	}
+	return rs
+}
+
+var strVal = regexp.MustCompile(`"v":(\d+)`)
+
+// budgetsNeverFalseVerdict runs input b once (see
+// FuzzBudgetsNeverFalseVerdict) and returns the online result.
+func budgetsNeverFalseVerdict(t *testing.T, b []byte, run budgetRun) *check.Result {
+	t.Helper()
+	offline, arrival := fuzzHistory(b)
+	offline = strVal.ReplaceAllString(offline, `"v":"s$1"`)
+	h, err := jsonl.Decode(strings.NewReader(offline), history.DecodeOptions{})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, offline)
+	}
+	off, err := chronos.Checker{}.Check(context.Background(), h, check.Options{Model: run.model})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk := time.Unix(0, 0)
+	cfg := Config{Model: run.model, FinalAfter: time.Hour, MaxPerType: 1000, Now: func() time.Time { return clk },
+		MaxKeys: 2, MaxFilterBytes: 64, MaxValueBytes: 1, MaxUnknownWrites: 1, MaxWindowBytes: 1, MaxSessions: 1}
+	if run.sessOnly {
+		cfg.MaxKeys, cfg.MaxFilterBytes, cfg.MaxValueBytes, cfg.MaxUnknownWrites, cfg.MaxWindowBytes = 0, 0, 0, 0, 0
+	}
+	cfg = withSeed(cfg, run.seed)
+	cfg.tinyFilters = run.tiny
+	c := New(cfg)
+	var in []string
+	for i, x := range arrival {
+		in = append(in, strVal.ReplaceAllString(x.line, `"v":"s$1"`))
+		if len(b) > 0 && int(b[i%len(b)])%5 == 0 {
+			// an unknown-outcome transaction without timestamps
+			in = append(in, fmt.Sprintf(`{"id":"u%d","session":"u","status":"unknown","ops":[{"f":"w","k":%d,"v":"u%d"}]}`, i, i%3, i))
+		}
+	}
+	rd := NewReader(bytes.NewReader([]byte(strings.Join(in, "\n"))), c, "fuzz")
+	for i := 0; ; i++ {
+		x, err := rd.Next()
+		if err == io.EOF {
+			break
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
-		clk := time.Unix(0, 0)
-		c := New(Config{FinalAfter: time.Hour, MaxPerType: 1000, Now: func() time.Time { return clk },
-			MaxKeys: 2, MaxFilterBytes: 64, MaxValueBytes: 1, MaxUnknownWrites: 1, MaxWindowBytes: 1})
-		var in []string
-		for i, x := range arrival {
-			in = append(in, strVal.ReplaceAllString(x.line, `"v":"s$1"`))
-			if len(b) > 0 && int(b[i%len(b)])%5 == 0 {
-				// an unknown-outcome transaction without timestamps
-				in = append(in, fmt.Sprintf(`{"id":"u%d","session":"u","status":"unknown","ops":[{"f":"w","k":%d,"v":"u%d"}]}`, i, i%3, i))
-			}
+		clk = clk.Add(time.Millisecond)
+		if err := c.Add(x); err != nil {
+			t.Fatal(err)
 		}
-		rd := NewReader(bytes.NewReader([]byte(strings.Join(in, "\n"))), c, "fuzz")
-		for i := 0; ; i++ {
-			x, err := rd.Next()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			clk = clk.Add(time.Millisecond)
-			if err := c.Add(x); err != nil {
-				t.Fatal(err)
-			}
-			if len(b) > 0 && int(b[i%len(b)])%3 == 0 {
-				c.Tick()
-			}
+		if len(b) > 0 && int(b[i%len(b)])%3 == 0 {
+			c.Tick()
 		}
-		on := c.Close()
-		if (on.Verdict == check.Valid && off.Verdict == check.Invalid) || (on.Verdict == check.Invalid && off.Verdict == check.Valid) {
-			t.Fatalf("online %v (%s; %v) offline %v (%s)\n%s", on.Verdict, on.Reason, on.Anomalies, off.Verdict, off.Reason, offline)
-		}
-	})
+	}
+	on := c.Close()
+	if (on.Verdict == check.Valid && off.Verdict == check.Invalid) || (on.Verdict == check.Invalid && off.Verdict == check.Valid) {
+		t.Fatalf("run %+v: online %v (%s; %v) offline %v (%s)\n%s", run, on.Verdict, on.Reason, on.Anomalies, off.Verdict, off.Reason, offline)
+	}
+	return on
 }

@@ -262,11 +262,20 @@ type bloom struct {
 
 const bloomProbes = 4
 
-// newBloom returns a filter of about nbits bits (at least 4,096, a
-// multiple of 64).
+// newBloom returns a filter of about nbits bits (at least 64, a multiple
+// of 64).
 func newBloom(nbits uint64) bloom {
-	nbits = (max(nbits, 1<<12) + 63) &^ 63
+	nbits = (max(nbits, 64) + 63) &^ 63
 	return bloom{w: make([]uint64, nbits/64), nbits: nbits}
+}
+
+// newFilter returns one of the checker's filters, of about nbits bits
+// (at least 4,096), or of 64 bits under Config.tinyFilters.
+func (c *Checker) newFilter(nbits uint64) bloom {
+	if c.cfg.tinyFilters {
+		return newBloom(64)
+	}
+	return newBloom(max(nbits, 1<<12))
 }
 
 func (f *bloom) empty() bool { return f.w == nil }
@@ -293,15 +302,13 @@ func (f *bloom) has(h uint64) bool {
 	return f.probes(h, func(i uint64) bool { return f.w[i>>6]&(1<<(i&63)) != 0 })
 }
 
-// nameHash is the filter's hash of a key name (integers and strings apart).
+// nameHash is the filters' hash of a key name (integers and strings
+// apart), under the checker's seed (hash.go).
 func (c *Checker) nameHash(str bool, n int64, b []byte) uint64 {
 	if str {
-		return c.kt.strHash(b) ^ 0xA5A5A5A5A5A5A5A5
+		return seededHash(c.seed^0xA5A5A5A5A5A5A5A5, b)
 	}
-	x := uint64(n) + 0x9E3779B97F4A7C15
-	x = (x ^ x>>30) * 0xBF58476D1CE4E5B9
-	x = (x ^ x>>27) * 0x94D049BB133111EB
-	return x ^ x>>31
+	return fmix64(uint64(n) + 0x9E3779B97F4A7C15 + c.seed)
 }
 
 // newKey gives a new name an id (recycled if one is free) and fresh state.
@@ -494,7 +501,7 @@ func (c *Checker) forgetKey(k int32, ks *keyState, cold *keyCold) {
 			if b <= 0 {
 				b = 32 * int64(c.cfg.MaxKeys)
 			}
-			c.forgotten = newBloom(8 * uint64(b))
+			c.forgotten = c.newFilter(8 * uint64(b))
 		}
 		c.forgotten.add(c.nameHash(str, kt.names[k], name))
 		if ks.nv > 0 && (!c.forgotMax.Set || c.forgotMax.Less(ks.last())) {

@@ -1,9 +1,6 @@
 package aion
 
-import (
-	"fmt"
-	"hash/maphash"
-)
+import "fmt"
 
 // The table of string values and the value budget (Config.MaxValueBytes;
 // issue 12).
@@ -44,17 +41,18 @@ type valTab struct {
 	bytes int64 // table bytes (valEntryBytes + len per entry)
 	// at the last collection: the bytes kept
 	kept int64
-	seed maphash.Seed
+	seed uint64 // the filter's hash seed (hash.go)
 	// forgotten values (their hashes), and how many were dropped
 	forgot  bloom
 	dropped int64
 }
 
-func newValTab() valTab {
-	return valTab{byStr: map[string]int64{}, byID: map[int64]string{}, seed: maphash.MakeSeed()}
+func newValTab(seed uint64) valTab {
+	return valTab{byStr: map[string]int64{}, byID: map[int64]string{}, seed: seed ^ 0x3C6EF372FE94F82B}
 }
 
-func (vt *valTab) hash(s string) uint64 { return maphash.String(vt.seed, s) }
+// hash is the filters' hash of string value s (hash.go).
+func (vt *valTab) hash(s string) uint64 { return seededHash(vt.seed, s) }
 
 // intern returns the id of s, entering it (the caller holds nmu).
 func (vt *valTab) intern(b []byte) int64 {
@@ -156,8 +154,8 @@ func (c *Checker) maybeCollectValues() {
 	for i := range c.writers {
 		markTxn(c.writers[i].t)
 	}
-	for _, t := range c.last {
-		markTxn(t)
+	for i := range c.sess.tab {
+		markTxn(c.sess.tab[i].t)
 	}
 	for _, frs := range c.failed {
 		for _, fr := range frs {
@@ -173,7 +171,7 @@ func (c *Checker) maybeCollectValues() {
 	defer c.nmu.Unlock()
 	vt := &c.vals
 	if vt.forgot.w == nil {
-		vt.forgot = newBloom(uint64(max/valEntryBytes) * 16)
+		vt.forgot = c.newFilter(uint64(max/valEntryBytes) * 16)
 	}
 	byStr := make(map[string]int64, len(live))
 	byID := make(map[int64]string, len(live))
@@ -260,7 +258,7 @@ func (c *Checker) maybeForgetUnknown() {
 		return
 	}
 	if c.unkForgot.w == nil {
-		c.unkForgot = newBloom(uint64(max) * 16)
+		c.unkForgot = c.newFilter(uint64(max) * 16)
 	}
 	target := max - max/8
 	for len(c.unkW) > target && c.unkHead < len(c.unkQ) {
@@ -293,6 +291,7 @@ func (c *Checker) maybeForgetUnknown() {
 
 // bound enforces the budgets at the end of a tick.
 func (c *Checker) bound() {
+	c.maybeForgetSessions()
 	c.maybeForgetUnknown()
 	c.maybeForget()
 	c.maybeCollectValues()

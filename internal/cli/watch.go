@@ -143,7 +143,8 @@ txray check.`,
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			w := &watcher{c: aion.New(aion.Config{Model: m, InitialZero: initial == "0", FinalAfter: finalAfter, MaxPerType: maxPerType,
-				MaxKeys: aionMaxKeys(memLimit), MaxFilterBytes: memLimit << 20 / 16, MaxWindowBytes: aionMaxWindowBytes(memLimit), MaxValueBytes: aionMaxValueBytes(memLimit), MaxUnknownWrites: aionMaxUnknownWrites(memLimit)}),
+				MaxKeys: aionMaxKeys(memLimit), MaxFilterBytes: aionMaxFilterBytes(memLimit), MaxWindowBytes: aionMaxWindowBytes(memLimit), MaxValueBytes: aionMaxValueBytes(memLimit), MaxUnknownWrites: aionMaxUnknownWrites(memLimit),
+				MaxSessions: aionMaxSessions(memLimit)}),
 				stderr: cmd.ErrOrStderr()}
 			w.rej.out = w.stderr
 			if f, ok := w.stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
@@ -281,6 +282,30 @@ func aionMaxUnknownWrites(memLimit int64) int {
 		return 0
 	}
 	return int(memLimit << 20 / 32 / 128)
+}
+
+// aionMaxFilterBytes is the size of the aion checker's filter of forgotten
+// key names under a memory limit of memLimit MiB: 1/32 of the limit. 1/16
+// cost about a fifth more CPU on a stream of ever-new keys at 900 MiB (the
+// heap sat nearer the runtime's limit, so the collector ran more often) for
+// a false-positive rate of 2.7e-5 instead of 3.7e-4 at 8.8 million names
+// forgotten; the filter is consulted only when a forgotten version could
+// matter (docs/benchmarks.md, "aion sessions bounded, replayable filters").
+func aionMaxFilterBytes(memLimit int64) int64 {
+	return memLimit << 20 / 32
+}
+
+// aionMaxSessions bounds the sessions the aion checker retains under
+// strong-session-snapshot-isolation with a memory limit of memLimit MiB (0
+// = none): 1/32 of the limit at aion.SessionBytes each. Beyond it the
+// coldest idle sessions are forgotten, and a transaction whose Session
+// check would need a forgotten predecessor makes the verdict unknown
+// (aion.Config.MaxSessions).
+func aionMaxSessions(memLimit int64) int {
+	if memLimit <= 0 {
+		return 0
+	}
+	return int(memLimit << 20 / 32 / aion.SessionBytes)
 }
 
 // readBlock is how much consume reads at once (a batch holds one such
