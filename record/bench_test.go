@@ -62,6 +62,10 @@ import (
 // range of each. Flags (after -args or on the test binary):
 // -overhead.run sets each run's length (default 1 s), -overhead.poll the
 // recorded run's Config.CommitPoll (default: the recorder's default).
+// Each run carries the pprof label overhead=recorded or overhead=baseline
+// (every goroutine it starts inherits it), so a -test.cpuprofile splits
+// into the two sides (go tool pprof -tagfocus overhead=recorded), and the
+// log gives the transactions per side to scale them.
 func BenchmarkRecordingOverhead(b *testing.B) {
 	for _, tc := range []struct {
 		name, url, level, server string
