@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -61,6 +62,10 @@ import (
 // range of each. Flags (after -args or on the test binary):
 // -overhead.run sets each run's length (default 1 s), -overhead.poll the
 // recorded run's Config.CommitPoll (default: the recorder's default).
+// Each run carries the pprof label overhead=recorded or overhead=baseline
+// (every goroutine it starts inherits it), so a -test.cpuprofile splits
+// into the two sides (go tool pprof -tagfocus overhead=recorded), and the
+// log gives the transactions per side to scale them.
 func BenchmarkRecordingOverhead(b *testing.B) {
 	for _, tc := range []struct {
 		name, url, level, server string
@@ -104,7 +109,17 @@ func BenchmarkRecordingOverhead(b *testing.B) {
 					m := newOwnMeter(tc.server)
 					c.clientConn, c.commitStream = m.client, m.stream
 					c.onStart = func() { c0 = cpuSeconds(tc.server); t0, p0 = time.Now(), processCPU() }
-					res, err := Run(ctx, c)
+					// Every goroutine of the run (clients, recorder, commit
+					// stream poller, driver goroutines) inherits the label,
+					// so a -test.cpuprofile splits into the two sides
+					// (go tool pprof -tagfocus overhead=recorded, and
+					// -diff_base of the baseline's): see docs/benchmarks.md.
+					var res *Result
+					side := "baseline"
+					if record {
+						side = "recorded"
+					}
+					pprof.Do(ctx, pprof.Labels("overhead", side), func(ctx context.Context) { res, err = Run(ctx, c) })
 					p1 := processCPU() // before cpuSeconds' /proc scan, which is the benchmark's
 					w := time.Since(t0).Seconds()
 					cs := cpuSeconds(tc.server) - c0
@@ -172,6 +187,7 @@ func BenchmarkRecordingOverhead(b *testing.B) {
 				b.Logf("%s: some server session's CPU time was not readable (remote server?): own-cpu figures are incomplete", tc.name)
 			}
 			b.Logf("%s: %d pairs of %v runs; per pair, sorted, then median (min … max):", tc.name, b.N, cfg.Duration)
+			b.Logf("%s: transactions in all: baseline %.0f, recorded %.0f (to scale a labelled CPU profile per transaction)", tc.name, txnSum[0], txnSum[1])
 			b.Logf("%s: throughput overhead %%: %s", tc.name, fmtSpread(over))
 			b.Logf("%s: own-CPU-per-txn overhead %%: %s", tc.name, fmtSpread(ownOver))
 			b.Logf("%s: CPU-per-txn overhead %% (all server processes): %s", tc.name, fmtSpread(cpuOver))

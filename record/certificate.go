@@ -599,9 +599,11 @@ func (r *recorder) keepSnapshots(t int32, raw *rawTxn) {
 	if r.cfg.WL.NoCertificate {
 		return
 	}
-	if raw.ev.XID != 0 {
+	if raw.ev.XID != 0 && r.predReads {
 		// A writer's xid (PostgreSQL gives one only to transactions that
 		// changed a row); a read-only transaction's reads still get sets.
+		// Only version sets of predicate reads use it, so runs without
+		// predicate reads keep no map (the xid is in evidence.jsonl).
 		if r.xids == nil {
 			r.xids = map[int32]uint64{}
 		}

@@ -18,6 +18,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -298,6 +299,8 @@ func run(ctx context.Context, cfg Config) (*Result, error) {
 	rec.txnSnap = d.Name() == "postgres" && (d.Level() == db.RepeatableRead || d.Level() == db.Serializable) && !cfg.WL.NoCertificate
 	if pr, ok := wl.(workload.PredicateReader); !ok || !pr.PredicateReads() {
 		rec.txnSnap = false
+	} else {
+		rec.predReads = true
 	}
 	if le, ok := raw.(interface{ CaptureLegacyEvidence() }); ok && cfg.legacyEvidence {
 		le.CaptureLegacyEvidence()
@@ -705,6 +708,9 @@ type recorder struct {
 	xids    map[int32]uint64
 	snaps   []predSnap
 	txnSnap bool
+	// predReads: the workload has predicate reads, so writers' xids are
+	// kept in xids for their version sets (keepSnapshots).
+	predReads bool
 	// marks: MariaDB snapshot markers and commit positions (mysnapvs.go)
 	marks  *markState
 	shadow shadowStats
@@ -726,6 +732,9 @@ type recorder struct {
 	// written. written counts transactions handed to the writer before.
 	werr    error
 	written int64
+	// wakes counts the times loop took the queue (tests: an idle
+	// recorder must not wake more often than queueTick).
+	wakes int
 }
 
 // DefaultCommitPoll is Config.CommitPoll's default: the commit stream is
@@ -769,16 +778,18 @@ func (r *recorder) loop(ctx context.Context, q *txnQueue) error {
 	}
 	tick := time.NewTicker(queueTick)
 	defer tick.Stop()
-	lastFlush := time.Now()
 	for {
+		ticked := false
 		select {
 		case <-q.wake:
 		case <-tick.C:
+			ticked = true
 		case p := <-polled:
 			r.takeCommits(p.recs, p.err)
 			keep(r.drain(false))
 			continue
 		}
+		r.wakes++
 		batch, closed := q.take()
 		for _, raw := range batch {
 			keep(r.add(raw))
@@ -791,16 +802,25 @@ func (r *recorder) loop(ctx context.Context, q *txnQueue) error {
 			keep(r.finish(ctx))
 			return firstErr
 		}
-		if r.w != nil && time.Since(lastFlush) > 100*time.Millisecond {
+		if ticked {
+			// the history file grows during the run: a killed recorder
+			// leaves what was completed up to about 2 × queueTick ago
+			// (PostgreSQL writers: up to the last commit stream read)
 			r.flush()
-			lastFlush = time.Now()
 		}
 	}
 }
 
 // queueTick is how often the recorder takes what the clients completed
-// when fewer than a batch are waiting (txnQueue).
-const queueTick = 10 * time.Millisecond
+// when fewer than a batch are waiting (txnQueue), and flushes the history
+// file. It was 10 ms: each tick wakes the recorder's goroutine, and a
+// wake-up of an otherwise idle thread cost 120–150 µs of CPU on the
+// loaded 2-core machine (a bare 10-ms ticker used 12 ms of CPU per second
+// at load 20, a 100-ms one 2.5), which at the few hundred transactions per
+// second of a loaded PostgreSQL benchmark was 10–25 µs per transaction,
+// more than the recorder's own work (docs/benchmarks.md, "Item 5, fifth
+// pass"). Busy runs fill a batch first and are woken by it.
+const queueTick = 100 * time.Millisecond
 
 // rawPool recycles rawTxns and their op slices between the clients and
 // the recorder (add copies what it keeps).
@@ -949,6 +969,13 @@ func (r *recorder) add(raw *rawTxn) error {
 		convertOp(h, &raw.ops[i], &t, i)
 	}
 	r.chainVersions(raw.status, raw.ops, t.Ops)
+	if len(h.Txns) == cap(h.Txns) {
+		// Grow by doubling: append grows a large slice by about 1.25×,
+		// which allocated five times the final array over a run (46 % of
+		// the recorder's allocated bytes, docs/benchmarks.md "Item 5,
+		// fourth pass"); doubling allocates twice it.
+		h.Txns = slices.Grow(h.Txns, max(len(h.Txns), 256))
+	}
 	p := h.Add(t)
 	r.keepSnapshots(p.Index, raw)
 	r.keepMarks(p.Index, raw)
