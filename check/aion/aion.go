@@ -135,7 +135,6 @@ type Txn struct {
 	StartTS  history.Timestamp
 	CommitTS history.Timestamp
 	Ops      []Op
-	arrived  time.Time
 	seq      int64
 	keyStrs  []string // string keys of ops with a raw key (Op.raw)
 	keyInts  []int64  // integer keys of ops outside [0, 2³¹) (Op.raw)
@@ -575,7 +574,6 @@ func (c *Checker) Add(t *Txn) error {
 		return fmt.Errorf("transaction %s commits (%s) before it starts (%s)", t.ID, t.CommitTS, t.StartTS)
 	}
 	now := c.cfg.Now()
-	t.arrived = now
 	c.n++
 	t.seq = c.n
 	c.resolve(t, c.n)
