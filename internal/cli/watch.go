@@ -431,34 +431,13 @@ func (w *watcher) ticker(ctx context.Context, every time.Duration, done chan str
 // still decoded and added, so nothing received is lost; a read blocked
 // waiting for input is abandoned.
 func (w *watcher) consume(ctx context.Context, r io.Reader, name string) error {
-	return w.consumeIn(ctx, r, mapInput(r), name)
-}
-
-// errInputFault ends the stream when the mapped input file could not be
-// read (it was truncated while being read).
-var errInputFault = errors.New("read error: the input file changed (was truncated?) while it was being read")
-
-// isFault reports whether a recovered panic value is a memory fault at an
-// address (debug.SetPanicOnFault: such errors have an Addr method):
-// reading a mapped file that shrank.
-func isFault(v any) bool {
-	_, ok := v.(interface{ Addr() uintptr })
-	return ok
-}
-
-// consumeIn is consume with the input's mapping m (nil: read r). With a
-// mapping, batches are slices of it (cut at line ends as read batches
-// are); the rest after its last newline, and anything appended to the file
-// since, are then read from r.
-func (w *watcher) consumeIn(ctx context.Context, r io.Reader, m *inputMap, name string) error {
 	type job struct {
-		buf    []byte
-		base   int   // line number before the batch's first line
-		rerr   error // read error after the batch; io.EOF at the end
-		txns   []*aion.Txn
-		bad    []string
-		mapped int           // > 0: buf is m.data[..mapped] (not pooled)
-		ready  chan struct{} // closed once decoded
+		buf   []byte
+		base  int   // line number before the batch's first line
+		rerr  error // read error after the batch; io.EOF at the end
+		txns  []*aion.Txn
+		bad   []string
+		ready chan struct{} // closed once decoded
 	}
 	ndec := max(1, min(runtime.GOMAXPROCS(0), 4))
 	const inFlight = 8 // batches read but not yet added (besides those decoding)
@@ -475,55 +454,6 @@ func (w *watcher) consumeIn(ctx context.Context, r io.Reader, m *inputMap, name 
 		// complete line (a live stream's lines are not held back).
 		var carry []byte
 		base := 0
-		if m != nil {
-			// Batches are slices of the mapping, cut after the last
-			// newline of each readBlock (or the first one after it).
-			var ferr error
-			pos := m.skip
-			func() {
-				debug.SetPanicOnFault(true)
-				defer debug.SetPanicOnFault(false)
-				defer func() {
-					if v := recover(); v != nil {
-						if !isFault(v) {
-							panic(v)
-						}
-						ferr = errInputFault
-					}
-				}()
-				for pos < len(m.data) {
-					end := min(pos+readBlock, len(m.data))
-					cut := bytes.LastIndexByte(m.data[pos:end], '\n') + 1
-					if cut == 0 {
-						k := bytes.IndexByte(m.data[end:], '\n')
-						if k < 0 {
-							return // the rest is read below
-						}
-						cut = end - pos + k + 1
-					}
-					buf := m.data[pos : pos+cut : pos+cut]
-					j := &job{buf: buf, base: base, mapped: pos + cut, ready: make(chan struct{})}
-					base += bytes.Count(buf, []byte{'\n'})
-					pos += cut
-					order <- j
-					work <- j
-				}
-			}()
-			if ferr == nil {
-				// read the rest from the file, from the start of
-				// what the mapping did not hand over
-				if _, err := m.f.Seek(m.end-int64(len(m.data)-pos), io.SeekStart); err != nil {
-					ferr = err
-				}
-			}
-			if ferr != nil {
-				j := &job{base: base, rerr: ferr, ready: make(chan struct{})}
-				order <- j
-				work <- j
-				close(order)
-				return
-			}
-		}
 		for {
 			var buf []byte
 			select {
@@ -577,32 +507,15 @@ func (w *watcher) consumeIn(ctx context.Context, r io.Reader, m *inputMap, name 
 	for range ndec {
 		go pprof.Do(ctx, labels, func(context.Context) {
 			rd := aion.NewBytesReader(nil, w.c, name)
-			if m != nil {
-				debug.SetPanicOnFault(true)
-			}
 			for j := range work {
 				// decodeLines copies what it keeps (ids, session names,
 				// ops), so the buffer is free again once it returns.
-				if j.mapped > 0 {
-					func() {
-						defer func() {
-							if v := recover(); v != nil {
-								if !isFault(v) {
-									panic(v)
-								}
-								j.txns, j.bad, j.rerr = nil, nil, errInputFault
-							}
-						}()
-						j.txns, j.bad = decodeLines(rd, j.buf, j.base)
-					}()
-				} else {
-					if len(bytes.TrimSpace(j.buf)) > 0 {
-						j.txns, j.bad = decodeLines(rd, j.buf, j.base)
-					}
-					select {
-					case bufs <- j.buf:
-					default:
-					}
+				if len(bytes.TrimSpace(j.buf)) > 0 {
+					j.txns, j.bad = decodeLines(rd, j.buf, j.base)
+				}
+				select {
+				case bufs <- j.buf:
+				default:
 				}
 				j.buf = nil
 				close(j.ready)
@@ -618,9 +531,6 @@ func (w *watcher) consumeIn(ctx context.Context, r io.Reader, m *inputMap, name 
 		w.mu.Lock()
 		w.addLocked(j.txns)
 		w.mu.Unlock()
-		if j.mapped > 0 {
-			m.release(j.mapped)
-		}
 		return j.rerr
 	}
 	for {
@@ -631,10 +541,6 @@ func (w *watcher) consumeIn(ctx context.Context, r io.Reader, m *inputMap, name 
 			}
 			if err := add(j); err != nil {
 				if err == io.EOF {
-					if m != nil {
-						// every batch of the mapping was decoded and added
-						m.close()
-					}
 					return nil
 				}
 				return err
