@@ -242,7 +242,7 @@ func (q *readQ) push() (int64, *read) {
 // the pages freed are kept for the reads to come, up to as many as are
 // still in use (plus 16), so a steady stream allocates no new pages (when
 // at most 16 were kept, a 100,000-key stream at 170,000 transactions/s
-// allocated about 500 MB of fresh pages over a million transactions,
+// allocated about 0.4 GB of fresh pages over a million transactions,
 // touched for the first time: docs/benchmarks.md, issue 17 item 4, fifth
 // session), and a shrinking window gives its pages back.
 func (q *readQ) advance(n int64) {
