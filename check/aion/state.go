@@ -240,7 +240,8 @@ func (q *readQ) push() (int64, *read) {
 
 // advance makes every read below n final (head = n) and recycles pages:
 // the pages freed are kept for the reads to come, up to as many as are
-// still in use (plus 16), so a steady stream allocates no new pages (when
+// still in use or were just freed (plus 16; never more than the window's
+// peak), so a steady stream allocates no new pages (when
 // at most 16 were kept, a 100,000-key stream at 170,000 transactions/s
 // allocated about 0.4 GB of fresh pages over a million transactions,
 // touched for the first time: docs/benchmarks.md, issue 17 item 4, fifth
@@ -256,7 +257,7 @@ func (q *readQ) advance(n int64) {
 	clear(q.pages[m:])
 	q.pages = q.pages[:m]
 	q.base += int64(k)
-	if keep := m + 16; len(q.spare) > keep {
+	if keep := max(m, k) + 16; len(q.spare) > keep {
 		clear(q.spare[keep:])
 		q.spare = q.spare[:keep]
 	}
@@ -323,7 +324,11 @@ func (r *ptxRing) drop(j int) {
 		r.n -= j
 	}
 	if len(r.buf) > ptxMin && r.n < len(r.buf)/4 {
-		r.resize(max(ptxMin, len(r.buf)/2))
+		size := ptxMin
+		for size < 2*r.n {
+			size *= 2
+		}
+		r.resize(size)
 	}
 }
 
