@@ -136,7 +136,6 @@ type Txn struct {
 	StartTS  history.Timestamp
 	CommitTS history.Timestamp
 	Ops      []Op
-	arrived  time.Time
 	seq      int64
 	keyStrs  []string // string keys of ops with a raw key (Op.raw)
 	keyInts  []int64  // integer keys of ops outside [0, 2³¹) (Op.raw)
@@ -302,11 +301,10 @@ type Checker struct {
 	kinds map[int64]string
 	// ptx: transactions with pending reads, in arrival order, numbered
 	// from ptxBase on
-	ptx     []ptxEntry
+	ptx     ptxRing
 	ptxBase int64
 	// writer table (see state.go)
-	writers []writer
-	wrefs   []wref
+	writers writerTab
 	wfree   []int32
 	// failed: per key, final Ext failures that a late write may still
 	// re-open (see "Late writes after finality"; fFailed)
@@ -478,20 +476,18 @@ func (c *Checker) newWriter(t *Txn) int32 {
 	if n := len(c.wfree); n > 0 {
 		i := c.wfree[n-1]
 		c.wfree = c.wfree[:n-1]
-		c.writers[i] = w
-		c.wrefs[i] = wref{}
+		*c.writers.at(i) = w
+		*c.writers.ref(i) = wref{}
 		return i
 	}
-	c.writers = append(c.writers, w)
-	c.wrefs = append(c.wrefs, wref{})
-	return int32(len(c.writers) - 1)
+	return c.writers.add(w)
 }
 
 // unref drops one reference to writer i (a full one, or a ghost one),
 // stripping the writer of its transaction when only ghosts name it and
 // freeing the entry when nothing does.
 func (c *Checker) unref(i int32, ghost bool) {
-	r := &c.wrefs[i]
+	r := c.writers.ref(i)
 	if ghost {
 		r.ghost--
 	} else {
@@ -499,10 +495,10 @@ func (c *Checker) unref(i int32, ghost bool) {
 	}
 	if r.full == 0 {
 		if r.ghost == 0 {
-			c.writers[i] = writer{}
+			*c.writers.at(i) = writer{}
 			c.wfree = append(c.wfree, i)
-		} else if c.writers[i].t != nil {
-			c.writers[i].t = nil
+		} else if w := c.writers.at(i); w.t != nil {
+			w.t = nil
 		}
 	}
 }
@@ -513,7 +509,7 @@ func (c *Checker) toGhost(v *version) {
 		return
 	}
 	v.ghost = true
-	c.wrefs[v.w].ghost++
+	c.writers.ref(v.w).ghost++
 	c.unref(v.w, false)
 }
 
@@ -600,7 +596,6 @@ func (c *Checker) Add(t *Txn) error {
 		return fmt.Errorf("transaction %s commits (%s) before it starts (%s)", t.ID, t.CommitTS, t.StartTS)
 	}
 	now := c.cfg.Now()
-	t.arrived = now
 	c.n++
 	t.seq = c.n
 	c.resolve(t, c.n)
@@ -615,7 +610,7 @@ func (c *Checker) Add(t *Txn) error {
 	// Int and external reads: a read is internal if an earlier op of the
 	// transaction accessed its key (see lastAccess). The transaction's
 	// pending reads refer to it by its number in ptx (tx).
-	tx := c.ptxBase + int64(len(c.ptx))
+	tx := c.ptxBase + int64(c.ptx.len())
 	hasPending := false
 	firstRead := c.reads.tail
 	for j := range t.Ops {
@@ -682,7 +677,7 @@ func (c *Checker) Add(t *Txn) error {
 		// the transaction, its ops and its pending reads (read: 80 bytes)
 		b := int64(txnBytes+32*cap(t.Ops)+len(t.ID)) + 80*(c.reads.tail-firstRead)
 		c.winBytes += b
-		c.ptx = append(c.ptx, ptxEntry{t: t, arrived: int64(now.Sub(c.start)), snapP: snap.P, snapL: snap.L, bytes: b})
+		c.ptx.push(ptxEntry{t: t, arrived: int64(now.Sub(c.start)), snapP: snap.P, snapL: snap.L, bytes: b})
 	} else {
 		tx = -1
 	}
@@ -900,13 +895,13 @@ func (c *Checker) install(t *Txn, o *Op, w int32, tx int64) {
 			vs := c.vers(ks)
 			// writers committed within (t.sts, t.cts]
 			for x := i - 1; x >= 0 && less(t.StartTS.P, t.StartTS.L, vs[x].ctsP, vs[x].ctsL); x-- {
-				c.noConflict(c.writerString(&vs[x]), c.writers[vs[x].w].sts, vs[x].cts(), c.txnString(t), t.StartTS, cts, o.Key, vs[x].cts())
+				c.noConflict(c.writerString(&vs[x]), c.writers.at(vs[x].w).sts, vs[x].cts(), c.txnString(t), t.StartTS, cts, o.Key, vs[x].cts())
 			}
 			// writers whose interval contains t.cts: every later
 			// version is looked at (a writer committing later may have
 			// started earlier than one committing before it)
 			for x := i; x < n; x++ {
-				if sts := c.writers[vs[x].w].sts; sts.Less(cts) {
+				if sts := c.writers.at(vs[x].w).sts; sts.Less(cts) {
 					c.noConflict(c.txnString(t), t.StartTS, cts, c.writerString(&vs[x]), sts, vs[x].cts(), o.Key, cts)
 				}
 			}
@@ -927,7 +922,7 @@ func (c *Checker) install(t *Txn, o *Op, w int32, tx int64) {
 	vs := c.vp.slot(ks.vcls, ks.voff)[:n+1]
 	copy(vs[i+1:], vs[i:n])
 	vs[i] = version{ctsP: cts.P, ctsL: cts.L, vN: o.V.N, vK: o.V.K, w: w}
-	c.wrefs[w].full++
+	c.writers.ref(w).full++
 	ks.nv++
 	if i == n {
 		ks.lastP, ks.lastL, ks.lastVN, ks.lastVK = cts.P, cts.L, o.V.N, o.V.K
@@ -990,15 +985,15 @@ func (c *Checker) tick(before time.Time) {
 	cut := int64(-1)
 	if m := c.windowBudget(); m > 0 && c.winBytes > m {
 		sum, j := c.winBytes, 0
-		for j < len(c.ptx) && sum > m-m/4 {
-			sum -= c.ptx[j].bytes
+		for j < c.ptx.len() && sum > m-m/4 {
+			sum -= c.ptx.at(j).bytes
 			j++
 		}
 		cut = c.ptxBase + int64(j)
 	}
 	for ; rn < q.tail; rn++ {
 		r := q.get(rn)
-		if c.ptx[r.tx-c.ptxBase].arrived > b {
+		if c.ptx.at(int(r.tx-c.ptxBase)).arrived > b {
 			if r.tx >= cut {
 				break
 			}
@@ -1008,23 +1003,19 @@ func (c *Checker) tick(before time.Time) {
 	}
 	q.advance(rn)
 	// transactions whose reads are all final
-	j := len(c.ptx)
+	j := c.ptx.len()
 	if rn < q.tail {
 		j = int(q.get(rn).tx - c.ptxBase)
 	}
-	for i := range c.ptx[:j] {
-		c.winBytes -= c.ptx[i].bytes
+	for i := range j {
+		c.winBytes -= c.ptx.at(i).bytes
 	}
-	clear(c.ptx[:j])
-	c.ptx = c.ptx[j:]
+	c.ptx.drop(j)
 	c.ptxBase += int64(j)
-	if cap(c.ptx) > 1024 && len(c.ptx) < cap(c.ptx)/4 {
-		c.ptx = append([]ptxEntry(nil), c.ptx...)
-	}
 	// watermark
 	w := c.maxSnap
-	for i := range c.ptx {
-		if p := &c.ptx[i]; less(p.snapP, p.snapL, w.P, w.L) {
+	for i := range c.ptx.len() {
+		if p := c.ptx.at(i); less(p.snapP, p.snapL, w.P, w.L) {
 			w.P, w.L = p.snapP, p.snapL
 		}
 	}
@@ -1164,7 +1155,7 @@ func (c *Checker) finalize(r *read, rn int64) {
 	}
 	ks := c.keys.get(r.key)
 	ks.nfail--
-	t := c.ptx[r.tx-c.ptxBase].t
+	t := c.ptx.at(int(r.tx - c.ptxBase)).t
 	o := &t.Ops[r.op]
 	snap, rv := r.snap(), r.val()
 	var state string
@@ -1325,7 +1316,7 @@ func (c *Checker) classify(ks *keyState, r *read) string {
 			if c.visible(v.cts(), snap) {
 				kind = fmt.Sprintf("written before the snapshot, by %s (cts %s)", c.writerName(v), v.cts())
 			} else {
-				kind = fmt.Sprintf("written after the snapshot, by %s (sts %s, cts %s)", c.writerName(v), c.writers[v.w].sts, v.cts())
+				kind = fmt.Sprintf("written after the snapshot, by %s (sts %s, cts %s)", c.writerName(v), c.writers.at(v.w).sts, v.cts())
 			}
 		}
 	}
@@ -1333,12 +1324,12 @@ func (c *Checker) classify(ks *keyState, r *read) string {
 }
 
 // writerName names version v's writer.
-func (c *Checker) writerName(v *version) string { return "T(" + c.writers[v.w].id + ")" }
+func (c *Checker) writerName(v *version) string { return "T(" + c.writers.at(v.w).id + ")" }
 
 // writerString is version v's writer as listed in explanations: with its
 // ops while the version names it in full, else without.
 func (c *Checker) writerString(v *version) string {
-	if w := &c.writers[v.w]; !v.ghost && w.t != nil {
+	if w := c.writers.at(v.w); !v.ghost && w.t != nil {
 		return c.txnString(w.t)
 	}
 	return c.writerName(v) + " [ops no longer retained]"
@@ -1441,8 +1432,8 @@ func (c *Checker) Close() *check.Result {
 		c.finalize(c.reads.get(rn), rn)
 	}
 	c.reads.advance(c.reads.tail)
-	c.ptxBase += int64(len(c.ptx))
-	c.ptx = nil
+	c.ptxBase += int64(c.ptx.len())
+	c.ptx.reset()
 	r := &check.Result{Checker: "aion", Model: c.cfg.Model}
 	types := make([]string, 0, len(c.counts))
 	for t := range c.counts {

@@ -238,22 +238,29 @@ func (q *readQ) push() (int64, *read) {
 	return n, r
 }
 
-// advance makes every read below n final (head = n) and recycles pages.
+// advance makes every read below n final (head = n) and recycles pages:
+// the pages freed are kept for the reads to come, up to as many as are
+// still in use or were just freed (plus 16; never more than the window's
+// peak), so a steady stream allocates no new pages (when
+// at most 16 were kept, a 100,000-key stream at 170,000 transactions/s
+// allocated about 0.4 GB of fresh pages over a million transactions,
+// touched for the first time: docs/benchmarks.md, issue 17 item 4, fifth
+// session), and a shrinking window gives its pages back.
 func (q *readQ) advance(n int64) {
 	q.head = n
 	k := int(n>>readPageBits - q.base)
 	if k <= 0 {
 		return
 	}
-	for _, pg := range q.pages[:k] {
-		if len(q.spare) < 16 {
-			q.spare = append(q.spare, pg)
-		}
-	}
+	q.spare = append(q.spare, q.pages[:k]...)
 	m := copy(q.pages, q.pages[k:])
 	clear(q.pages[m:])
 	q.pages = q.pages[:m]
 	q.base += int64(k)
+	if keep := max(m, k) + 16; len(q.spare) > keep {
+		clear(q.spare[keep:])
+		q.spare = q.spare[:keep]
+	}
 }
 
 // writer is an entry of the writer table: what explanations need of a
@@ -275,4 +282,97 @@ type ptxEntry struct {
 	arrived      int64 // unix nanoseconds
 	snapP, snapL int64
 	bytes        int64 // about what it holds in the window (Checker.winBytes)
+}
+
+// ptxRing holds the transactions with pending reads (ptxEntry) in arrival
+// order, as a ring: Add appends at the back, Tick drops from the front,
+// and neither copies the window (a slice re-sliced from the front and
+// appended to at the back copied the whole window into fresh memory
+// every quarter of its length: docs/benchmarks.md, issue 17 item 4, fifth
+// session). Entry i (0 = the oldest) is Checker.ptxBase+i.
+type ptxRing struct {
+	buf  []ptxEntry // a power of two long, or empty
+	head int        // index in buf of entry 0
+	n    int
+}
+
+// ptxMin is the smallest ring allocated.
+const ptxMin = 1024
+
+func (r *ptxRing) len() int { return r.n }
+
+// at returns entry i (0 ≤ i < len).
+func (r *ptxRing) at(i int) *ptxEntry { return &r.buf[(r.head+i)&(len(r.buf)-1)] }
+
+// push appends e.
+func (r *ptxRing) push(e ptxEntry) {
+	if r.n == len(r.buf) {
+		r.resize(max(ptxMin, 2*len(r.buf)))
+	}
+	r.buf[(r.head+r.n)&(len(r.buf)-1)] = e
+	r.n++
+}
+
+// drop removes the oldest j entries (j ≤ len), and gives memory back when
+// the ring is at most a quarter full.
+func (r *ptxRing) drop(j int) {
+	for i := range j {
+		*r.at(i) = ptxEntry{} // the transaction may be collected
+	}
+	if j > 0 {
+		r.head = (r.head + j) & (len(r.buf) - 1)
+		r.n -= j
+	}
+	if len(r.buf) > ptxMin && r.n < len(r.buf)/4 {
+		size := ptxMin
+		for size < 2*r.n {
+			size *= 2
+		}
+		r.resize(size)
+	}
+}
+
+// resize moves the entries, in order, into a new ring of size entries
+// (a power of two ≥ len).
+func (r *ptxRing) resize(size int) {
+	nb := make([]ptxEntry, size)
+	if r.n > 0 {
+		k := copy(nb, r.buf[r.head:min(len(r.buf), r.head+r.n)])
+		copy(nb[k:], r.buf[:r.n-k])
+	}
+	r.buf, r.head = nb, 0
+}
+
+// reset empties the ring and frees it.
+func (r *ptxRing) reset() { *r = ptxRing{} }
+
+// writerTab is the writer table (writer entries and their reference
+// counts) in pages of writerPage entries, so that growing it never copies
+// the entries into fresh memory (as appending to one slice did: growing
+// the table was about a twentieth of the checker's time on the
+// committed-heavy stream, docs/benchmarks.md, issue 17 item 4, fifth
+// session). Indexes are stable.
+type writerTab struct {
+	w [][]writer
+	r [][]wref
+	n int32 // entries handed out (free ones included)
+}
+
+const writerPageBits = 12
+const writerPage = 1 << writerPageBits
+
+func (t *writerTab) at(i int32) *writer { return &t.w[i>>writerPageBits][i&(writerPage-1)] }
+
+func (t *writerTab) ref(i int32) *wref { return &t.r[i>>writerPageBits][i&(writerPage-1)] }
+
+// add appends an entry and returns its index.
+func (t *writerTab) add(w writer) int32 {
+	i := t.n
+	if int(i>>writerPageBits) == len(t.w) {
+		t.w = append(t.w, make([]writer, writerPage))
+		t.r = append(t.r, make([]wref, writerPage))
+	}
+	t.n++
+	*t.at(i) = w
+	return i
 }

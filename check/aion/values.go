@@ -148,11 +148,11 @@ func (c *Checker) maybeCollectValues() {
 	for rn := c.reads.head; rn < c.reads.tail; rn++ {
 		mark(c.reads.get(rn).val())
 	}
-	for i := range c.ptx {
-		markTxn(c.ptx[i].t)
+	for i := range c.ptx.len() {
+		markTxn(c.ptx.at(i).t)
 	}
-	for i := range c.writers {
-		markTxn(c.writers[i].t)
+	for i := range c.writers.n {
+		markTxn(c.writers.at(i).t)
 	}
 	for i := range c.sess.tab {
 		markTxn(c.sess.tab[i].t)

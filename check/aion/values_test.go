@@ -193,8 +193,8 @@ func TestWindowBoundedUnderMaxWindowBytes(t *testing.T) {
 			now = now.Add(time.Microsecond)
 			if i%100 == 99 {
 				c.Tick()
-				if c.winBytes > max || len(c.ptx) > 2000 {
-					t.Fatalf("after %d txns the window holds %d bytes, %d transactions (budget %d)", i+1, c.winBytes, len(c.ptx), max)
+				if c.winBytes > max || c.ptx.len() > 2000 {
+					t.Fatalf("after %d txns the window holds %d bytes, %d transactions (budget %d)", i+1, c.winBytes, c.ptx.len(), max)
 				}
 			}
 		}
