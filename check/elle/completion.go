@@ -528,7 +528,7 @@ func completeVersions(ctx context.Context, h *history.History, g *graph.Graph, p
 		for _, k := range pk.partial {
 			forced += pk.completeKey(k, g, nil, false, true, b)
 		}
-		st.m["forced_edges"] = forced
+		st.m["forced_version_edges"] = forced
 		if forced == 0 {
 			break
 		}
@@ -579,7 +579,7 @@ func completeVersions(ctx context.Context, h *history.History, g *graph.Graph, p
 				added += pk.completeKey(k, g, pos, a.lastUse, false, b)
 			}
 			st.m["completion_edges"] = added
-			st.m["forced"] = pk.forced
+			st.m["greedy_forced_placements"] = pk.forced
 			found, complete, why, g2 := completedCycles(ctx, h, b, p, opts)
 			st.lap("completion")
 			if !complete {
