@@ -312,9 +312,10 @@ func progress(opts check.Options, phase string, done, total int64) {
 func included(t *history.Txn) bool { return t.Status != history.Aborted }
 
 // cycleStage adds the process/realtime orders the plan needs, builds the
-// graph, searches it and appends explained cycle anomalies to r.
+// graph, searches it and appends explained cycle anomalies to r. It returns
+// the graph.
 func cycleStage(ctx context.Context, h *history.History, b *graph.Builder, p plan, opts check.Options,
-	ex graph.Explainer, col *collector, r *check.Result, st *stats) {
+	ex graph.Explainer, col *collector, r *check.Result, st *stats) *graph.Graph {
 	if p.process {
 		b.AddProcessOrder(h, included)
 	}
@@ -336,7 +337,7 @@ func cycleStage(ctx context.Context, h *history.History, b *graph.Builder, p pla
 		col.add(model.EmptyTransactionGraph, func() check.Anomaly {
 			return check.Anomaly{Explanation: "no dependency between transactions could be inferred (no transaction observed another's writes, and no session or real-time order applies), so no cycle check was possible"}
 		})
-		return
+		return g
 	}
 	progress(opts, "cycles", 0, 1)
 	cycles, complete, reason := g.FindCycles(ctx, graph.SearchOptions{Types: p.types, MaxPerType: opts.MaxPerType(), Budget: opts.Budget})
@@ -389,6 +390,7 @@ func cycleStage(ctx context.Context, h *history.History, b *graph.Builder, p pla
 		})
 		r.Reason = reason
 	}
+	return g
 }
 
 // countBeyondCap makes the per-type totals honest when the listing cap was

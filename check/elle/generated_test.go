@@ -20,7 +20,10 @@ func TestGeneratedValid(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if r.Verdict != check.Valid {
+				// rw-register: unknown is allowed when only a version-order
+				// completion could witness validity and none it tries does
+				// (issue 12); never invalid.
+				if r.Verdict != check.Valid && !(reg && completionUnknown(r)) {
 					t.Errorf("reg=%v seed=%d params=%v: %v %s", reg, seed, params, r, r.Reason)
 					for i, a := range r.Anomalies {
 						if i > 3 {

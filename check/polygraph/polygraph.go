@@ -8,7 +8,8 @@
 //
 // Models: serializable, strong-session-serializable (plus session order),
 // strict-serializable (plus session and real-time order), snapshot-isolation and
-// strong-session-snapshot-isolation.
+// strong-session-snapshot-isolation; repeatable-read (Adya PL-2.99) as
+// serializable, which it equals on histories without predicate reads.
 //
 //   - Nodes: committed transactions and unknown-outcome ones whose writes
 //     were read (an observed write means the transaction committed); other
@@ -104,6 +105,14 @@ func planFor(m string) (plan, bool) {
 	switch c {
 	case model.Serializable:
 		return plan{model: c, cycleExists: model.PL3CycleExists}, true
+	case model.RepeatableRead:
+		// Adya's PL-2.99 prohibits G1 and G2-item; G2 differs from G2-item
+		// only by predicate anti-dependencies, and a history this checker
+		// applies to has none (register and list ops only, Applies), so
+		// every cycle is a G0, G1c or G2-item and PL-2.99 is PL-3 here
+		// (Adya 1999 §4.3, §5.2): decided as serializable, with the
+		// anomalies named and judged under repeatable-read.
+		return plan{model: c, cycleExists: model.PL299CycleExists}, true
 	case model.StrongSessionSerializable:
 		return plan{model: c, session: true, cycleExists: model.StrongSessionSerializableCycleEx}, true
 	case model.StrictSerializable:
@@ -125,7 +134,7 @@ func (Checker) Applies(h *history.History, m string) (int, string) {
 		return 0, "no history"
 	}
 	if _, ok := planFor(m); !ok {
-		return 0, "polygraph decides serializable, strict-serializable, strong-session-serializable, snapshot-isolation and strong-session-snapshot-isolation only"
+		return 0, "polygraph decides serializable, strict-serializable, strong-session-serializable, repeatable-read (as serializable: no predicate reads), snapshot-isolation and strong-session-snapshot-isolation only"
 	}
 	list, reg, other := listShape(h)
 	switch {

@@ -1,6 +1,7 @@
 package proptest
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/txray/txray/check"
@@ -46,7 +47,10 @@ func TestBarSILostUpdate(t *testing.T) {
 					if fault != "" && (checker != "rw-register" || len(Visible(h, checker, tg.Model).Classes) > 0) {
 						want = check.Invalid
 					}
-					if r.Verdict != want {
+					// rw-register may also be unknown where its valid would need a
+					// version order it cannot witness (issue 12): never valid for an
+					// invisible fault by guesswork, never invalid.
+					if r.Verdict != want && !(want == check.Valid && completionUnknown(r)) {
 						t.Errorf("%s %s: want %s, got %s\n  reproduce: %s", c, tg, want, Explain(r, 2), c.Repro("TestBar", checker, tg.Model))
 					}
 				}
@@ -82,4 +86,11 @@ func TestBarSerializableValid(t *testing.T) {
 			}
 		}
 	}
+}
+
+// completionUnknown reports whether r is rw-register's unknown for want of a
+// witness version order (check/elle/completion.go).
+func completionUnknown(r *check.Result) bool {
+	return r.Checker == "rw-register" && r.Verdict == check.Unknown && len(r.AnomalyTypes) == 0 &&
+		strings.Contains(r.Reason, "have versions the evidence does not order; the known dependencies have no cycle")
 }

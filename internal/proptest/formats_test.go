@@ -2,6 +2,7 @@ package proptest
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 
 	"github.com/txray/txray/check"
@@ -88,7 +89,13 @@ func TestDifferentialFormats(t *testing.T) {
 								continue
 							}
 							compared[e.name]++
-							if r.Verdict != w {
+							// rw-register's completion ranks writers by client
+							// times or history order, which differ between
+							// formats: valid on one copy and unknown for want of a
+							// witness order on another is no disagreement.
+							completion := tg.Checker == "rw-register" && (completionUnknown(r) && w == check.Valid ||
+								r.Verdict == check.Valid && w == check.Unknown && strings.HasPrefix(r.Reason, "valid with a completed version order"))
+							if r.Verdict != w && !completion {
 								t.Errorf("%s %s: %s on the %s copy, %s on the generated history\n  %s\n  reproduce: %s -f %s | txray check --checker %s --model %s -",
 									c, tg, r.Verdict, e.name, w, Explain(r, 2), c.GenCommand(), e.name, tg.Checker, tg.Model)
 							}
