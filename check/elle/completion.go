@@ -271,21 +271,8 @@ func topoPositions(ctx context.Context, g *graph.Graph, mask graph.Rel, key func
 func (p *rwKeys) completeKey(k int32, kg *graph.Graph, pos []int32, lastUse, forcedOnly bool, sink edgeSink) int {
 	x := p.x
 	touches := x.touches[x.touchStart[k]:x.touchStart[k+1]]
-	g := &vgraph{vals: []int32{history.NoValue}}
-	defer func() {
-		for _, v := range g.vals[1:] {
-			p.vnode[v] = 0
-		}
-	}()
-	for i := range touches {
-		tc := &touches[i]
-		if tc.rOp >= 0 {
-			p.node(g, x.readVal(tc))
-		}
-		if tc.wOp >= 0 {
-			p.node(g, x.writeVal(tc))
-		}
-	}
+	g := p.versionNodes(touches)
+	defer p.releaseNodes(g)
 	lo := sort.Search(len(p.vlog), func(i int) bool { return p.vlog[i].k >= k })
 	hi := lo
 	for hi < len(p.vlog) && p.vlog[hi].k == k {

@@ -445,6 +445,31 @@ type vgraph struct {
 	edges []vEdge // from/to hold node ids here
 }
 
+// versionNodes returns a version graph holding one node per value the
+// key's touches read or write (the initial version is node 0). The caller
+// must release it with releaseNodes, which resets p.vnode for reuse.
+func (p *rwKeys) versionNodes(touches []touch) *vgraph {
+	x := p.x
+	g := &vgraph{vals: []int32{history.NoValue}}
+	for i := range touches {
+		tc := &touches[i]
+		if tc.rOp >= 0 {
+			p.node(g, x.readVal(tc))
+		}
+		if tc.wOp >= 0 {
+			p.node(g, x.writeVal(tc))
+		}
+	}
+	return g
+}
+
+// releaseNodes clears the value-to-node index versionNodes filled.
+func (p *rwKeys) releaseNodes(g *vgraph) {
+	for _, v := range g.vals[1:] {
+		p.vnode[v] = 0
+	}
+}
+
 func (p *rwKeys) node(g *vgraph, v int32) int32 {
 	if v == history.NoValue {
 		return 0
@@ -509,21 +534,8 @@ func (p *rwKeys) key(k int32) {
 	}
 
 	// Version nodes and their external writers/readers.
-	g := &vgraph{vals: []int32{history.NoValue}}
-	defer func() {
-		for _, v := range g.vals[1:] {
-			p.vnode[v] = 0
-		}
-	}()
-	for i := range touches {
-		tc := &touches[i]
-		if tc.rOp >= 0 {
-			p.node(g, x.readVal(tc))
-		}
-		if tc.wOp >= 0 {
-			p.node(g, x.writeVal(tc))
-		}
-	}
+	g := p.versionNodes(touches)
+	defer p.releaseNodes(g)
 	nn := len(g.vals)
 	p.sExtW = slices.Grow(p.sExtW[:0], nn)[:nn]
 	extW := p.sExtW // 1 + touch index (local)
