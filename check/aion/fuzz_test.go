@@ -1,10 +1,8 @@
 package aion
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"regexp"
 	"strings"
 	"testing"
@@ -134,23 +132,7 @@ func FuzzOnlineAgreesWithChronos(f *testing.F) {
 			for _, x := range arrival {
 				in = append(in, x.line)
 			}
-			rd := NewReader(bytes.NewReader([]byte(strings.Join(in, "\n"))), c, "fuzz")
-			for i := 0; ; i++ {
-				x, err := rd.Next()
-				if err == io.EOF {
-					break
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
-				clk = clk.Add(time.Millisecond)
-				if err := c.Add(x); err != nil {
-					t.Fatal(err)
-				}
-				if len(b) > 0 && int(b[i%len(b)])%3 == 0 {
-					c.Tick()
-				}
-			}
+			feedAtMillis(t, c, strings.NewReader(strings.Join(in, "\n")), "fuzz", &clk, func(i int) bool { return len(b) > 0 && int(b[i%len(b)])%3 == 0 })
 			on := c.Close()
 			if on.Stats["late_unchecked"] != int64(0) || on.Stats["late_noconflict_partial"] != int64(0) || on.Stats["ext_reopened_unknown"] != int64(0) {
 				continue
@@ -343,23 +325,7 @@ func budgetsNeverFalseVerdict(t *testing.T, b []byte, run budgetRun) *check.Resu
 			in = append(in, fmt.Sprintf(`{"id":"u%d","session":"u","status":"unknown","ops":[{"f":"w","k":%d,"v":"u%d"}]}`, i, i%3, i))
 		}
 	}
-	rd := NewReader(bytes.NewReader([]byte(strings.Join(in, "\n"))), c, "fuzz")
-	for i := 0; ; i++ {
-		x, err := rd.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		clk = clk.Add(time.Millisecond)
-		if err := c.Add(x); err != nil {
-			t.Fatal(err)
-		}
-		if len(b) > 0 && int(b[i%len(b)])%3 == 0 {
-			c.Tick()
-		}
-	}
+	feedAtMillis(t, c, strings.NewReader(strings.Join(in, "\n")), "fuzz", &clk, func(i int) bool { return len(b) > 0 && int(b[i%len(b)])%3 == 0 })
 	on := c.Close()
 	if (on.Verdict == check.Valid && off.Verdict == check.Invalid) || (on.Verdict == check.Invalid && off.Verdict == check.Valid) {
 		t.Fatalf("run %+v: online %v (%s; %v) offline %v (%s)\n%s", run, on.Verdict, on.Reason, on.Anomalies, off.Verdict, off.Reason, offline)

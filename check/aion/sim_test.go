@@ -60,23 +60,7 @@ func TestSimAgreesWithChronosWindowed(t *testing.T) {
 			// every 3 ms: arrivals are displaced by at most 12 ms
 			clk := time.Unix(0, 0)
 			c := New(Config{FinalAfter: 100 * time.Millisecond, Now: func() time.Time { return clk }})
-			rd := NewReader(bytes.NewReader(buf.Bytes()), c, name)
-			for i := 0; ; i++ {
-				x, err := rd.Next()
-				if err == io.EOF {
-					break
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
-				clk = clk.Add(time.Millisecond)
-				if err := c.Add(x); err != nil {
-					t.Fatalf("%s: %v", name, err)
-				}
-				if i%3 == 0 {
-					c.Tick()
-				}
-			}
+			feedAtMillis(t, c, bytes.NewReader(buf.Bytes()), name, &clk, func(i int) bool { return i%3 == 0 })
 			st := c.Status()
 			on := c.Close()
 			if on.Stats["late_unchecked"] != int64(0) || on.Stats["late_noconflict_partial"] != int64(0) || on.Stats["ext_reopened_unknown"] != int64(0) {
@@ -105,5 +89,30 @@ func TestSimAgreesWithChronosWindowed(t *testing.T) {
 	// the comparison must have happened, on invalid histories too
 	if compared < len(faults)*seeds*3/4 || invalid < len(faults)*seeds/3 {
 		t.Fatalf("compared %d of %d histories (%d invalid)", compared, len(faults)*seeds, invalid)
+	}
+}
+
+// feedAtMillis reads the stream r (named name in errors) with a Reader into
+// c, moving the clock c reads (*clk) one millisecond ahead before each
+// transaction and calling c.Tick after transaction i when tick(i). Any
+// decode or Add error fails the test.
+func feedAtMillis(t testing.TB, c *Checker, r io.Reader, name string, clk *time.Time, tick func(i int) bool) {
+	t.Helper()
+	rd := NewReader(r, c, name)
+	for i := 0; ; i++ {
+		x, err := rd.Next()
+		if err == io.EOF {
+			return
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		*clk = clk.Add(time.Millisecond)
+		if err := c.Add(x); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if tick(i) {
+			c.Tick()
+		}
 	}
 }
