@@ -98,7 +98,7 @@ type Builder struct {
 	anyTime        bool
 	anySession     bool
 	ops            []history.Op
-	posInv, posCom []int64 // per txn: positions of invocation and completion
+	posInv, posCom []int64 // per txn: positions of invocation and completion (only while no txn has a :time)
 	// Arenas of the fast path (fast.go): ops and list elements of
 	// completions are carved from them; freeOps recycles the op buffers
 	// of invocations whose completion carried its own :value; lastList
@@ -153,8 +153,9 @@ type record struct {
 	time    int64
 	hasIdx  bool
 	index   int64
-	isMops  bool // :value is a micro-op list
-	noVal   bool // :value nil or absent
+	id      string // FormatInt(index) when hasIdx, if the scanner had it ("": format it)
+	isMops  bool   // :value is a micro-op list
+	noVal   bool   // :value nil or absent
 	ops     []history.Op
 	lists   []int32 // Txn.Lists of ops
 	pos     int64
@@ -475,7 +476,9 @@ func (b *Builder) emit(pd *pend, rec *record, session int32) error {
 	default:
 		t.Status = history.Unknown
 	}
-	if rec.hasIdx {
+	if rec.id != "" {
+		t.ID = rec.id
+	} else if rec.hasIdx {
 		t.ID = strconv.FormatInt(rec.index, 10)
 	}
 	if pd != nil && pd.hasT && rec.hasT {
@@ -484,12 +487,14 @@ func (b *Builder) emit(pd *pend, rec *record, session int32) error {
 			return b.errf(rec.line, "time", "completion time %d is before its invocation's %d (line %d)", rec.time, pd.time, pd.line)
 		}
 	}
-	if pd != nil {
-		b.posInv = append(b.posInv, pd.pos)
-	} else {
-		b.posInv = append(b.posInv, -1)
+	if !b.anyTime {
+		if pd != nil {
+			b.posInv = append(b.posInv, pd.pos)
+		} else {
+			b.posInv = append(b.posInv, -1)
+		}
+		b.posCom = append(b.posCom, rec.pos)
 	}
-	b.posCom = append(b.posCom, rec.pos)
 	b.addTxn(t, rec.line, rec.hasT)
 	return nil
 }
@@ -501,7 +506,12 @@ func (b *Builder) addTxn(t history.Txn, line int, anyT bool) {
 		b.anySession = true
 	}
 	b.allTime = b.allTime && t.HasTime
-	b.anyTime = b.anyTime || anyT
+	if anyT && !b.anyTime {
+		// Positions are the clock only of a history without any :time
+		// (Finish); from now on they are not kept.
+		b.anyTime = true
+		b.posInv, b.posCom = nil, nil
+	}
 	b.H.Add(t)
 	b.lines = append(b.lines, int32(line))
 }
@@ -538,8 +548,10 @@ func (b *Builder) Finish() (*history.History, error) {
 			if pd.hasT {
 				t.HasTime, t.Invoke, t.Complete = true, pd.time, Never
 			}
-			b.posInv = append(b.posInv, pd.pos)
-			b.posCom = append(b.posCom, Never)
+			if !b.anyTime {
+				b.posInv = append(b.posInv, pd.pos)
+				b.posCom = append(b.posCom, Never)
+			}
 			b.addTxn(t, pd.line, pd.hasT)
 		}
 		b.H.Notes = append(b.H.Notes, strconv.Itoa(len(ps))+" invocation(s) never completed: outcome unknown")

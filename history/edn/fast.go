@@ -55,6 +55,9 @@ type fmop struct {
 type scanTab struct {
 	mops  []fmop
 	elems []scal
+	// ids holds the :index texts of a chunk's completions (fline.idOff),
+	// one string per chunk instead of one per transaction.
+	ids string
 }
 
 // fline is one scanned op map.
@@ -65,13 +68,20 @@ type fline struct {
 	procI  int64
 	f      scal // :f keyword name when fSet
 	fSet   bool
+	fTxn   bool // ... and the name is txn (so the decoder need not read the line)
 	hasT   bool
 	time   int64
 	hasIdx bool
 	index  int64
-	valVec bool  // :value is a vector (else absent or nil)
-	m0, m1 int32 // micro-ops: scanTab.mops[m0:m1]
-	line   []byte
+	// id: the :index's decimal text (as strconv.FormatInt writes it) at
+	// scanTab.ids[idOff:idOff+idN] when idN > 0 (set by the parallel
+	// scanner for completions, so the decoder allocates no ID string).
+	idOff, idN int32
+	ixOff, ixN int32 // the :index's text in line (scan1)
+	valVec     bool  // :value is a vector (else absent or nil)
+	m0, m1     int32 // micro-ops: scanTab.mops[m0:m1]
+	line       []byte
+	ok         bool // scanned (echunk)
 }
 
 const (
@@ -240,6 +250,74 @@ func fieldBit(name []byte) uint8 {
 	return 0
 }
 
+// fieldAt is fieldBit(name), j for the op field keyword :name at b[i]
+// followed by a delimiter (as keyword scans it), for the six field names
+// only; 0 for anything else (the caller then scans it with keyword).
+func fieldAt(b []byte, i int) (bit uint8, j int) {
+	if i+2 >= len(b) || b[i] != ':' {
+		return 0, 0
+	}
+	var name string
+	switch b[i+1] {
+	case 'i':
+		bit, name = fIndex, "index"
+	case 't':
+		if b[i+2] == 'i' {
+			bit, name = fTime, "time"
+		} else {
+			bit, name = fType, "type"
+		}
+	case 'p':
+		bit, name = fProcess, "process"
+	case 'f':
+		bit, name = fF, "f"
+	case 'v':
+		bit, name = fValue, "value"
+	default:
+		return 0, 0
+	}
+	if j = i + 1 + len(name); j < len(b) && string(b[i+1:j]) == name && isFastDelim[b[j]] {
+		return bit, j
+	}
+	return 0, 0
+}
+
+// typeAt is parseType of the keyword at b[i] and the index after it, for
+// :invoke and :ok followed by a delimiter; ok false for anything else (the
+// caller then scans it with keyword).
+func typeAt(b []byte, i int) (t OpType, j int, ok bool) {
+	if i+3 >= len(b) || b[i] != ':' {
+		return 0, 0, false
+	}
+	switch {
+	case b[i+1] == 'o' && b[i+2] == 'k':
+		t, j = OK, i+3
+	case len(b) > i+7 && string(b[i+1:i+7]) == "invoke":
+		t, j = Invoke, i+7
+	default:
+		return 0, 0, false
+	}
+	return t, j, isFastDelim[b[j]]
+}
+
+// mopAt is mopKind of the keyword at b[i] and the index after it, for :r
+// and :append followed by a delimiter; ok false for anything else (the
+// caller then scans it with keyword).
+func mopAt(b []byte, i int) (k history.Kind, j int, ok bool) {
+	if i+2 >= len(b) || b[i] != ':' {
+		return 0, 0, false
+	}
+	switch {
+	case b[i+1] == 'r':
+		k, j = history.Read, i+2
+	case len(b) > i+7 && string(b[i+1:i+7]) == "append":
+		k, j = history.Append, i+7
+	default:
+		return 0, 0, false
+	}
+	return k, j, isFastDelim[b[j]]
+}
+
 // setInt sets the :time or :index field (bit) of l to n.
 func (l *fline) setInt(bit uint8, n int64) {
 	if bit == fTime {
@@ -280,7 +358,7 @@ func (l *fline) scan(b []byte, t *scanTab) bool {
 }
 
 func (l *fline) scan1(b []byte, t *scanTab) bool {
-	l.seen, l.proc, l.fSet, l.hasT, l.hasIdx, l.valVec = 0, pNil, false, false, false, false
+	l.seen, l.proc, l.fSet, l.fTxn, l.hasT, l.hasIdx, l.valVec, l.idN = 0, pNil, false, false, false, false, false, 0
 	l.line = b
 	l.m0 = int32(len(t.mops))
 	l.m1 = l.m0
@@ -301,11 +379,15 @@ func (l *fline) scan1(b []byte, t *scanTab) bool {
 			i++
 			break
 		}
-		name, j, ok := keyword(b, i)
-		if !ok {
-			return false
+		bit, j := fieldAt(b, i)
+		var ok bool
+		if bit == 0 {
+			name, j2, ok := keyword(b, i)
+			if !ok {
+				return false
+			}
+			bit, j = fieldBit(name), j2
 		}
-		bit := fieldBit(name)
 		if bit == 0 || l.seen&bit != 0 {
 			return false
 		}
@@ -316,6 +398,10 @@ func (l *fline) scan1(b []byte, t *scanTab) bool {
 		}
 		switch bit {
 		case fType:
+			if typ, j, ok := typeAt(b, i); ok {
+				l.typ, i = typ, j
+				break
+			}
 			t, j, ok := keyword(b, i)
 			if !ok {
 				return false
@@ -347,7 +433,7 @@ func (l *fline) scan1(b []byte, t *scanTab) bool {
 			if l.f, j, ok = scanScalar(b, i); !ok || b[i] != ':' {
 				return false
 			}
-			l.fSet, i = true, j
+			l.fSet, l.fTxn, i = true, string(b[l.f.off:l.f.off+l.f.n]) == "txn", j
 		case fTime, fIndex:
 			if isNil(b, i) {
 				i += 3
@@ -358,6 +444,9 @@ func (l *fline) scan1(b []byte, t *scanTab) bool {
 				return false
 			}
 			l.setInt(bit, n)
+			if bit == fIndex {
+				l.ixOff, l.ixN = int32(i), int32(j-i)
+			}
 			i = j
 		case fValue:
 			if isNil(b, i) {
@@ -402,13 +491,17 @@ func (l *scanTab) scanMops(b []byte, i int) (int, bool) {
 			return 0, false
 		}
 		i = skipWS(b, i+1)
-		f, j, ok := keyword(b, i)
-		if !ok {
-			return 0, false
-		}
 		var m fmop
-		if m.kind, ok = mopKind(f); !ok {
-			return 0, false
+		var j int
+		var ok bool
+		if m.kind, j, ok = mopAt(b, i); !ok {
+			var f []byte
+			if f, j, ok = keyword(b, i); !ok {
+				return 0, false
+			}
+			if m.kind, ok = mopKind(f); !ok {
+				return 0, false
+			}
 		}
 		i = skipWS(b, j)
 		if m.key, i, ok = scanScalar(b, i); !ok {
@@ -425,6 +518,23 @@ func (l *scanTab) scanMops(b []byte, i int) (int, bool) {
 			m.l0 = int32(len(l.elems))
 			i++
 			for {
+				if i >= len(b) {
+					return 0, false
+				}
+				if c := b[i]; c >= '1' && c <= '9' {
+					// the common element: a positive integer (what
+					// integer takes, without its sign and zero cases)
+					n, j := digits.Parse(b, i, 18)
+					if j >= len(b) || !isFastDelim[b[j]] {
+						return 0, false
+					}
+					l.elems = append(l.elems, scal{i: n, n: -1})
+					i = j
+					if b[i] == ' ' {
+						i++
+					}
+					continue
+				}
 				i = skipWS(b, i)
 				if i >= len(b) {
 					return 0, false
@@ -432,6 +542,9 @@ func (l *scanTab) scanMops(b []byte, i int) (int, bool) {
 				if b[i] == ']' {
 					i++
 					break
+				}
+				if c := b[i]; c >= '1' && c <= '9' {
+					continue
 				}
 				var e scal
 				if e, i, ok = scanScalar(b, i); !ok {
@@ -489,14 +602,17 @@ func (b *Builder) addFast(l *fline, t *scanTab, line int) error {
 	}
 	if l.fSet {
 		rec.fSet = true
-		if f := l.line[l.f.off : l.f.off+l.f.n]; string(f) == "txn" {
+		if l.fTxn {
 			rec.f = "txn"
 		} else {
-			rec.f = string(f)
+			rec.f = string(l.line[l.f.off : l.f.off+l.f.n])
 		}
 	}
 	rec.hasT, rec.time = l.hasT, l.time
 	rec.hasIdx, rec.index = l.hasIdx, l.index
+	if l.idN > 0 {
+		rec.id = t.ids[l.idOff : l.idOff+l.idN]
+	}
 	txnF := !rec.fSet || rec.f == "txn"
 	switch {
 	case !l.valVec:
@@ -761,8 +877,14 @@ func (b *Builder) presize(scale float64) {
 		copy(t, h.Txns)
 		h.Txns = t
 		b.lines = append(make([]int32, 0, want), b.lines...)
-		b.posInv = append(make([]int64, 0, want), b.posInv...)
-		b.posCom = append(make([]int64, 0, want), b.posCom...)
+		if !b.anyTime {
+			b.posInv = append(make([]int64, 0, want), b.posInv...)
+			b.posCom = append(make([]int64, 0, want), b.posCom...)
+		}
+		// about one new value per op written, as many as so far per txn
+		if n := len(h.Txns); n > 0 {
+			h.Values.Grow(int(float64(h.Values.Len()) * (scale - 1) * 1.05))
+		}
 	}
 }
 
@@ -784,34 +906,43 @@ var (
 
 type echunk struct {
 	buf   []byte
-	lines [][]byte
-	fl    []fline
-	ok    []bool
+	idBuf []byte
+	fl    []fline // one per line (fline.line), fline.ok if scanned
 	tab   scanTab
 	done  chan struct{}
 }
 
 func (c *echunk) scan() {
 	buf := c.buf
-	c.lines = c.lines[:0]
-	for len(buf) > 0 {
-		i := bytes.IndexByte(buf, '\n')
-		if i < 0 {
-			c.lines = append(c.lines, buf)
-			break
-		}
-		c.lines = append(c.lines, buf[:i+1])
-		buf = buf[i+1:]
-	}
-	if cap(c.fl) < len(c.lines) {
-		c.fl = make([]fline, len(c.lines))
-		c.ok = make([]bool, len(c.lines))
-	}
-	c.fl, c.ok = c.fl[:len(c.lines)], c.ok[:len(c.lines)]
+	c.fl = c.fl[:0]
 	c.tab.mops, c.tab.elems = c.tab.mops[:0], c.tab.elems[:0]
-	for i, l := range c.lines {
-		c.ok[i] = c.fl[i].scan(l, &c.tab)
+	ids := c.idBuf[:0]
+	// Each line is scanned right after its end is found, while it is in
+	// the cache.
+	for len(buf) > 0 {
+		var l []byte
+		if i := bytes.IndexByte(buf, '\n'); i >= 0 {
+			l, buf = buf[:i+1], buf[i+1:]
+		} else {
+			l, buf = buf, nil
+		}
+		if len(c.fl) == cap(c.fl) {
+			c.fl = append(c.fl, fline{})
+		} else {
+			c.fl = c.fl[:len(c.fl)+1]
+		}
+		fl := &c.fl[len(c.fl)-1]
+		fl.ok = fl.scan(l, &c.tab)
+		if fl.ok && fl.hasIdx && fl.typ != Invoke {
+			// The scanner takes integers only in strconv.FormatInt's form
+			// (no sign but '-', no leading zeros, no -0), so the text is
+			// the ID emit would format.
+			fl.idOff, fl.idN = int32(len(ids)), fl.ixN
+			ids = append(ids, l[fl.ixOff:fl.ixOff+fl.ixN]...)
+		}
 	}
+	c.idBuf = ids
+	c.tab.ids = string(ids)
 }
 
 // chunkSrc is the parallel source.
@@ -833,7 +964,7 @@ func (s *chunkSrc) read() int64 { return s.nread }
 func (s *chunkSrc) err() error  { return s.rerr }
 
 func (s *chunkSrc) next() ([]byte, *fline, *scanTab, bool) {
-	for s.c == nil || s.i >= len(s.c.lines) {
+	for s.c == nil || s.i >= len(s.c.fl) {
 		if s.ended {
 			return nil, nil, nil, false
 		}
@@ -861,14 +992,14 @@ func (s *chunkSrc) next() ([]byte, *fline, *scanTab, bool) {
 		<-c.done
 		s.c, s.i = c, 0
 	}
-	c, i := s.c, s.i
+	l := &s.c.fl[s.i]
 	s.i++
 	s.line++
-	s.nread += int64(len(c.lines[i]))
-	if c.ok[i] {
-		return c.lines[i], &c.fl[i], &c.tab, true
+	s.nread += int64(len(l.line))
+	if l.ok {
+		return l.line, l, &s.c.tab, true
 	}
-	return c.lines[i], nil, nil, true
+	return l.line, nil, nil, true
 }
 
 // startChunks starts the reader and nw scanning workers on r.

@@ -137,7 +137,7 @@ func (s *jscan) colon(i int) int {
 // and returns the index after its '}'.
 func (s *jscan) object(l *fline, t *scanTab) (int, bool) {
 	b := s.b
-	l.seen, l.proc, l.fSet, l.hasT, l.hasIdx, l.valVec = 0, pNil, false, false, false, false
+	l.seen, l.proc, l.fSet, l.fTxn, l.hasT, l.hasIdx, l.valVec, l.idN = 0, pNil, false, false, false, false, false, 0
 	l.m0 = int32(len(t.mops))
 	l.m1 = l.m0
 	i := s.sep(1)
@@ -205,7 +205,7 @@ func (s *jscan) object(l *fline, t *scanTab) (int, bool) {
 			if l.f, i, ok = s.scalar(i); !ok {
 				return 0, false
 			}
-			l.fSet = true
+			l.fSet, l.fTxn = true, string(b[l.f.off:l.f.off+l.f.n]) == "txn"
 		case fTime, fIndex:
 			if s.null(i) {
 				i += 4
