@@ -3,6 +3,7 @@ package history
 import (
 	"io"
 	"runtime"
+	"unsafe"
 )
 
 // Helpers that let a sequential decoder use a second CPU without changing
@@ -90,27 +91,39 @@ func (a *aheadReader) Read(p []byte) (int, error) {
 // OpArenas hands out op slices of a fixed length, allocated and touched
 // (so their pages are faulted in) on another goroutine when at least 2 Ps
 // are available.
-type OpArenas struct {
-	n    int
-	ch   chan []Op
-	done chan struct{}
-}
+type OpArenas = Arenas[Op]
 
 // NewOpArenas returns arenas of n ops each. Stop ends the helper
 // goroutine.
-func NewOpArenas(n int) *OpArenas {
-	a := &OpArenas{n: n}
+func NewOpArenas(n int) *OpArenas { return NewArenas[Op](n) }
+
+// Arenas hands out slices of T of a fixed length, allocated and touched
+// (so their pages are faulted in) on another goroutine when at least 2 Ps
+// are available. T must hold no pointers that the helper's zero writes
+// could matter to (it writes zero values only).
+type Arenas[T any] struct {
+	n    int
+	ch   chan []T
+	done chan struct{}
+}
+
+// NewArenas returns arenas of n elements each. Stop ends the helper
+// goroutine.
+func NewArenas[T any](n int) *Arenas[T] {
+	a := &Arenas[T]{n: n}
 	if runtime.GOMAXPROCS(0) < 2 {
 		return a
 	}
-	a.ch = make(chan []Op, aheadBlocks)
+	a.ch = make(chan []T, aheadBlocks)
 	a.done = make(chan struct{})
+	var zero T
+	step := max(1, 4096/max(1, int(unsafe.Sizeof(zero))))
 	go func() {
 		for {
-			s := make([]Op, n)
-			// One write per 4 KiB page (64 ops of 64 bytes) faults it in.
-			for i := 0; i < len(s); i += 64 {
-				s[i].Value = 0
+			s := make([]T, n)
+			// One write per 4 KiB page faults it in.
+			for i := 0; i < len(s); i += step {
+				s[i] = zero
 			}
 			select {
 			case a.ch <- s:
@@ -122,17 +135,101 @@ func NewOpArenas(n int) *OpArenas {
 	return a
 }
 
-// Next returns a fresh zeroed arena of at least min ops.
-func (a *OpArenas) Next(min int) []Op {
+// Next returns a fresh zeroed arena of at least min elements.
+func (a *Arenas[T]) Next(min int) []T {
 	if a.ch == nil || min > a.n {
-		return make([]Op, max(a.n, min))
+		return make([]T, max(a.n, min))
 	}
 	return <-a.ch
 }
 
 // Stop ends the helper goroutine; Next must not be called afterwards.
-func (a *OpArenas) Stop() {
+func (a *Arenas[T]) Stop() {
 	if a.done != nil {
 		close(a.done)
+	}
+}
+
+// TxnPrefaulter faults in the pages of a transaction table's spare
+// capacity on another goroutine, a few megabytes ahead of a decoder that
+// appends to it, so that the appends do not take the page faults of a
+// freshly allocated table (a 1M-transaction history's table is 150 MB).
+// It asks the kernel to populate the pages (Linux madvise
+// MADV_POPULATE_WRITE): no Go code writes the memory, so the appends do
+// not race with it. Elsewhere, with fewer than 2 Ps, or when the kernel
+// refuses, it does nothing.
+type TxnPrefaulter struct {
+	at   chan int
+	done chan struct{}
+}
+
+// prefaultAhead is how far past the decoder's position the helper
+// populates, and prefaultStep the size of one request.
+const (
+	prefaultAhead = 16 << 20
+	prefaultStep  = 2 << 20
+)
+
+// PrefaultTxns starts faulting in ts[len(ts):cap(ts)] ahead of the
+// appends, which the caller reports with Advance. Stop ends the helper.
+func PrefaultTxns(ts []Txn) *TxnPrefaulter {
+	p := &TxnPrefaulter{}
+	spare := cap(ts) - len(ts)
+	if runtime.GOMAXPROCS(0) < 2 || spare <= 0 || !canPopulate {
+		return p
+	}
+	p.at, p.done = make(chan int, 1), make(chan struct{})
+	base := unsafe.Pointer(unsafe.SliceData(ts[len(ts):cap(ts)]))
+	size := unsafe.Sizeof(Txn{})
+	n := uintptr(spare) * size
+	start := len(ts)
+	go func() {
+		pos := uintptr(0) // bytes of the spare part appended so far
+		for off := uintptr(0); off < n; {
+			if off >= pos+prefaultAhead {
+				select {
+				case l := <-p.at:
+					pos = uintptr(max(0, l-start)) * size
+				case <-p.done:
+					return
+				}
+				continue
+			}
+			select {
+			case <-p.done:
+				return
+			default:
+			}
+			if !populate(unsafe.Add(base, off), min(prefaultStep, n-off)) {
+				return
+			}
+			off += prefaultStep
+		}
+		runtime.KeepAlive(ts)
+	}()
+	return p
+}
+
+// Advance reports that the table now holds n transactions (cheap; call it
+// every few thousand appends).
+func (p *TxnPrefaulter) Advance(n int) {
+	if p == nil || p.at == nil {
+		return
+	}
+	select {
+	case <-p.at:
+	default:
+	}
+	select {
+	case p.at <- n:
+	default:
+	}
+}
+
+// Stop ends the helper (it may finish its current request afterwards).
+func (p *TxnPrefaulter) Stop() {
+	if p != nil && p.done != nil {
+		close(p.done)
+		p.done = nil
 	}
 }

@@ -106,6 +106,11 @@ type Builder struct {
 	opArena  []history.Op
 	arenas   *history.OpArenas // when set, opArena comes from here
 	valArena []int32
+	lists    *history.Arenas[int32] // when set, valArena comes from here
+	// prefault, when set, faults in the transaction table's pages ahead
+	// (presize starts it, Decode stops it).
+	prefault bool
+	faulter  *history.TxnPrefaulter
 	freeOps  [][]history.Op
 	freePend []*pend // pending-invocation records to reuse
 	lastList [][]listElem
@@ -514,6 +519,9 @@ func (b *Builder) addTxn(t history.Txn, line int, anyT bool) {
 	}
 	b.H.Add(t)
 	b.lines = append(b.lines, int32(line))
+	if b.faulter != nil && len(b.H.Txns)&4095 == 0 {
+		b.faulter.Advance(len(b.H.Txns))
+	}
 }
 
 // Finish closes pending invocations, normalises reads (see Builder) and

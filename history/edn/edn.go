@@ -73,9 +73,13 @@ func Decode(r io.Reader, opts history.DecodeOptions) (*history.History, error) {
 	} else if opts.SizeHint >= parallelMin && runtime.GOMAXPROCS(0) >= parallelProcs {
 		src := startChunks(r, runtime.GOMAXPROCS(0))
 		b.arenas = history.NewOpArenas(1 << 16)
+		b.lists = history.NewArenas[int32](1 << 18)
+		b.prefault = true
 		err = decodeStream(src, b, opts.Name, opts.SizeHint)
 		b.arenas.Stop()
-		b.arenas = nil
+		b.lists.Stop()
+		b.faulter.Stop()
+		b.arenas, b.lists, b.prefault, b.faulter = nil, nil, false, nil
 		close(src.stop)
 	} else {
 		err = decodeStream(&lineSrc{br: bufio.NewReaderSize(r, 1<<16)}, b, opts.Name, opts.SizeHint)

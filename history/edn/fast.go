@@ -646,7 +646,11 @@ func (b *Builder) fastOps(l *fline, t *scanTab, invoke bool) ([]history.Op, []in
 	}
 	if nl > 0 {
 		if cap(b.valArena)-len(b.valArena) < nl {
-			b.valArena = make([]int32, 0, max(nl, 1<<16))
+			if b.lists != nil {
+				b.valArena = b.lists.Next(nl)[:0]
+			} else {
+				b.valArena = make([]int32, 0, max(nl, 1<<16))
+			}
 		}
 		lists = b.valArena[len(b.valArena) : len(b.valArena)+nl : len(b.valArena)+nl]
 		b.valArena = b.valArena[:len(b.valArena)+nl]
@@ -876,6 +880,10 @@ func (b *Builder) presize(scale float64) {
 		t := make([]history.Txn, len(h.Txns), want)
 		copy(t, h.Txns)
 		h.Txns = t
+		if b.prefault {
+			b.faulter.Stop()
+			b.faulter = history.PrefaultTxns(t)
+		}
 		b.lines = append(make([]int32, 0, want), b.lines...)
 		if !b.anyTime {
 			b.posInv = append(make([]int64, 0, want), b.posInv...)
