@@ -60,7 +60,8 @@ type pchunk struct {
 	ok                bool // decoded completely
 	firstTok, lastTok tok
 	txns              []history.Txn
-	keys, vals, sess  []history.Scalar // local id tables
+	keys, sess        []history.Scalar // local id tables
+	vals              rawVals          // value occurrences, in text order
 	list, allTS       bool
 	ignored           map[string]int
 }
@@ -82,8 +83,9 @@ func (w *pworker) parse(c *pchunk) {
 	d := &w.d
 	h := d.h
 	h.Keys.Reset()
-	h.Values.Reset()
 	h.Sessions.Reset()
+	c.vals.reset()
+	d.raw = &c.vals
 	clear(h.Ignored)
 	h.Txns = c.txns[:0]
 	d.list, d.allTS = false, true
@@ -129,7 +131,6 @@ func (w *pworker) parse(c *pchunk) {
 		return
 	}
 	c.keys = appendTab(c.keys[:0], h.Keys)
-	c.vals = appendTab(c.vals[:0], h.Values)
 	c.sess = appendTab(c.sess[:0], h.Sessions)
 	c.list, c.allTS = d.list, d.allTS
 	c.ignored = nil
@@ -178,7 +179,9 @@ func (p *preader) run(order, work chan<- *pchunk, free <-chan *pchunk, stop <-ch
 		c.raw = false
 		buf := append(c.buf[:0], p.carry...)
 		p.carry = p.carry[:0]
-		limit := chunkSize
+		// Read chunkSize bytes past the carry: reads of at least the
+		// bufio.Reader's size go straight to its source (no second copy).
+		limit := len(buf) + chunkSize
 		cut := -1
 		for {
 			for len(buf) < limit && !p.eof {
@@ -303,7 +306,16 @@ func (d *decoder) parallelAt(r io.Reader, sizeHint int64) (resumed int, err erro
 		case !rd.eof:
 			rs = append(rs, rd.r)
 		}
-		d.lx = NewLexer(io.MultiReader(rs...))
+		// As the sequential decoder of big inputs on few CPUs: read ahead
+		// and fault the ops' memory in on another goroutine.
+		ra, stopRA := history.ReadAhead(io.MultiReader(rs...), 1<<20)
+		d.arenas = history.NewOpArenas(1 << 16)
+		defer func() {
+			d.arenas.Stop()
+			d.arenas = nil
+			stopRA()
+		}()
+		d.lx = NewLexer(ra)
 		d.lx.line = c.first
 		return c.first, d.array(st, 0)
 	}
@@ -319,13 +331,13 @@ func (d *decoder) parallelAt(r io.Reader, sizeHint int64) (resumed int, err erro
 		if !c.ok || (c.firstTok != tokNone && !follows(st, c.firstTok)) {
 			return resume(c)
 		}
+		km = intern(km, c.keys, h.Keys)
+		vm = c.vals.intern(vm, h.Values)
+		sm = intern(sm, c.sess, h.Sessions)
 		if !presized && len(c.buf) > 0 && sizeHint > 2*int64(len(c.buf)) {
 			presized = true
-			d.presize(float64(sizeHint)/float64(len(c.buf)), len(c.txns), len(c.keys), len(c.vals))
+			d.presize(float64(sizeHint)/float64(len(c.buf)), len(c.txns), h.Keys.Len(), h.Values.Len())
 		}
-		km = intern(km, c.keys, h.Keys)
-		vm = intern(vm, c.vals, h.Values)
-		sm = intern(sm, c.sess, h.Sessions)
 		for i := range c.txns {
 			t := &c.txns[i]
 			if t.Session >= 0 {
@@ -379,6 +391,59 @@ func intern(m []int32, local []history.Scalar, global *history.Interner) []int32
 	m = m[:0]
 	for _, s := range local {
 		m = append(m, global.Scalar(s))
+	}
+	return m
+}
+
+// rawVals records the values a parallel worker meets, one entry per
+// occurrence in text order (ops' values and list elements): the worker's
+// ops and lists hold occurrence indexes, and the merge interns the entries
+// into the history's value table in that order, which is the order in
+// which a sequential decode interns them, so every id is the same. The
+// worker does no value lookups (a chunk-local value table would cost a
+// lookup per value on the worker and a copy of every distinct value).
+type rawVals struct {
+	v     []int64  // the integer, or for a string its index in s
+	strAt []int32  // occurrence indexes of the strings, ascending
+	s     []string // string values
+}
+
+func (r *rawVals) reset() {
+	r.v, r.strAt = r.v[:0], r.strAt[:0]
+	clear(r.s)
+	r.s = r.s[:0]
+}
+
+func (r *rawVals) int(v int64) int32 {
+	r.v = append(r.v, v)
+	return int32(len(r.v) - 1)
+}
+
+func (r *rawVals) str(s string) int32 {
+	r.strAt = append(r.strAt, int32(len(r.v)))
+	r.v = append(r.v, int64(len(r.s)))
+	r.s = append(r.s, s)
+	return int32(len(r.v) - 1)
+}
+
+// intern interns r's occurrences into in, in order, and returns the map
+// from occurrence index to id.
+func (r *rawVals) intern(m []int32, in *history.Interner) []int32 {
+	m = slices.Grow(m[:0], len(r.v))[:len(r.v)]
+	if len(r.strAt) == 0 {
+		for i, v := range r.v {
+			m[i] = in.Int(v)
+		}
+		return m
+	}
+	next := 0
+	for i, v := range r.v {
+		if next < len(r.strAt) && int(r.strAt[next]) == i {
+			m[i] = in.Str(r.s[v])
+			next++
+			continue
+		}
+		m[i] = in.Int(v)
 	}
 	return m
 }

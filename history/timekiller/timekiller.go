@@ -36,8 +36,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 	"strconv"
+	"unsafe"
 
 	"github.com/txray/txray/history"
 	"github.com/txray/txray/internal/digits"
@@ -100,10 +102,14 @@ type decoder struct {
 	lists    []int32
 	valArena []int32
 	h        *history.History
-	file     string
-	seqs     []int32
-	list     bool
-	allTS    bool
+	// raw, in a parallel worker, records value occurrences instead of
+	// interning them (see rawVals); nil otherwise.
+	raw   *rawVals
+	ids   []byte // arena of transaction ids (idString)
+	file  string
+	seqs  []int32
+	list  bool
+	allTS bool
 }
 
 func (d *decoder) errf(field, f string, a ...any) error {
@@ -144,6 +150,9 @@ func Decode(r io.Reader, opts history.DecodeOptions) (*history.History, error) {
 	// treat a failing commit-order replay as a violation.
 	h.Header.Extra = map[string]string{CommitOrderKey: "true"}
 	var err error
+	if v := os.Getenv("TKPROCS_EXPERIMENT"); v != "" { // TEMP
+		parallelProcs, _ = strconv.Atoi(v)
+	}
 	if opts.SizeHint >= parallelMin && runtime.GOMAXPROCS(0) >= parallelProcs {
 		err = d.parallel(r, opts.SizeHint)
 	} else if opts.SizeHint >= parallelMin {
@@ -296,14 +305,34 @@ func (d *decoder) txn() error {
 			return d.wrap(field(""), err)
 		}
 		var nm string
-		switch string(name) {
-		case "tid", "sid", "sts", "cts", "ops", "status":
-			nm = string(name)
+		switch string(name) { // constants: no allocation
+		case "tid":
+			nm = "tid"
+		case "sid":
+			nm = "sid"
+		case "sts":
+			nm = "sts"
+		case "cts":
+			nm = "cts"
+		case "ops":
+			nm = "ops"
+		case "status":
+			nm = "status"
 		default:
 			nm = "other"
 		}
 		switch nm {
 		case "tid", "sid":
+			// Fast path: a string without escapes, wholly in the buffer
+			// (what String would return).
+			if b, ok := lx.plainString(); ok {
+				if nm == "tid" {
+					t.ID = d.idString(b)
+				} else {
+					t.Session = d.h.Sessions.StrBytes(b)
+				}
+				continue
+			}
 			if c, _ := lx.Peek(); c == 'n' {
 				if _, err := lx.Literal(); err != nil {
 					return d.wrap(field(nm), err)
@@ -313,11 +342,11 @@ func (d *decoder) txn() error {
 		}
 		switch nm {
 		case "tid":
-			s, err := d.scalarText()
+			b, err := d.scalarBytes()
 			if err != nil {
 				return d.wrap(field("tid"), err)
 			}
-			t.ID = s
+			t.ID = d.idString(b)
 		case "sid":
 			b, err := d.scalarBytes()
 			if err != nil {
@@ -333,12 +362,23 @@ func (d *decoder) txn() error {
 				return d.wrap(field("cts"), err)
 			}
 		case "status":
-			s, err := lx.String()
-			if err != nil {
-				return d.wrap(field("status"), err)
+			s, ok := lx.plainString()
+			if !ok {
+				if s, err = lx.String(); err != nil {
+					return d.wrap(field("status"), err)
+				}
 			}
-			if t.Status, err = history.ParseStatus(string(s)); err != nil {
-				return d.wrap(field("status"), err)
+			switch string(s) { // the common names without allocating
+			case "committed":
+				t.Status = history.Committed
+			case "aborted":
+				t.Status = history.Aborted
+			case "unknown":
+				t.Status = history.Unknown
+			default:
+				if t.Status, err = history.ParseStatus(string(s)); err != nil {
+					return d.wrap(field("status"), err)
+				}
 			}
 		case "ops":
 			sawOps = true
@@ -382,14 +422,26 @@ func (d *decoder) txn() error {
 	return nil
 }
 
-// scalarText reads a string or integer and returns its text.
-func (d *decoder) scalarText() (string, error) {
-	b, err := d.scalarBytes()
-	return string(b), err
+// idString returns b as a string carved from an arena of transaction ids
+// (one allocation per 16 KiB of ids instead of one per transaction; the
+// arena's bytes are never written again once carved).
+func (d *decoder) idString(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	if len(b) > cap(d.ids)-len(d.ids) {
+		if len(b) > 1<<10 {
+			return string(b)
+		}
+		d.ids = make([]byte, 0, 16<<10)
+	}
+	off := len(d.ids)
+	d.ids = append(d.ids, b...)
+	return unsafe.String(&d.ids[off], len(b))
 }
 
-// scalarBytes is scalarText returning bytes that alias the lexer's buffers
-// (valid until the next lexer call).
+// scalarBytes reads a string or an integer and returns its text, aliasing
+// the lexer's buffers (valid until the next lexer call).
 func (d *decoder) scalarBytes() ([]byte, error) {
 	c, ok := d.lx.Peek()
 	if !ok {
@@ -410,6 +462,9 @@ func (d *decoder) scalarBytes() ([]byte, error) {
 
 func (d *decoder) timestamp() (history.Timestamp, error) {
 	lx := d.lx
+	if ts, ok := d.fastTS(); ok {
+		return ts, nil
+	}
 	c, ok := lx.Peek()
 	if !ok {
 		return history.Timestamp{}, fmt.Errorf("unexpected end of input")
@@ -468,6 +523,37 @@ func (d *decoder) timestamp() (history.Timestamp, error) {
 	}
 	ts.Set = true
 	return ts, nil
+}
+
+// fastTS decodes, from the lexer's buffer, a timestamp written compactly
+// as {"p":P,"l":L} or {"l":L,"p":P} (P and L integers of at most 18
+// digits), as timestamp would; for anything else it consumes nothing and
+// reports false.
+func (d *decoder) fastTS() (history.Timestamp, bool) {
+	lx := d.lx
+	b := lx.buf[lx.pos:]
+	if len(b) < 14 || b[0] != '{' || b[1] != '"' || b[3] != '"' || b[4] != ':' {
+		return history.Timestamp{}, false
+	}
+	f1 := b[2]
+	x, i, ok := fastInt(b, 5)
+	if !ok || i+5 >= len(b) || b[i] != ',' || b[i+1] != '"' || b[i+3] != '"' || b[i+4] != ':' {
+		return history.Timestamp{}, false
+	}
+	f2 := b[i+2]
+	y, j, ok := fastInt(b, i+5)
+	if !ok || b[j] != '}' {
+		return history.Timestamp{}, false
+	}
+	switch {
+	case f1 == 'p' && f2 == 'l':
+		lx.pos += j + 1
+		return history.Timestamp{P: x, L: y, Set: true}, true
+	case f1 == 'l' && f2 == 'p':
+		lx.pos += j + 1
+		return history.Timestamp{P: y, L: x, Set: true}, true
+	}
+	return history.Timestamp{}, false
 }
 
 func (d *decoder) ops(idx int) ([]history.Op, error) {
@@ -583,7 +669,7 @@ func (d *decoder) ops(idx int) ([]history.Op, error) {
 						if !more {
 							break
 						}
-						v, err := d.scalar(d.h.Values)
+						v, err := d.scalar(nil)
 						if err != nil {
 							return nil, d.wrap(fld(i, fmt.Sprintf(".v[%d]", len(d.lists)-off)), err)
 						}
@@ -591,7 +677,7 @@ func (d *decoder) ops(idx int) ([]history.Op, error) {
 					}
 					o.SetListSpan(off, len(d.lists)-off)
 				default:
-					if o.Value, err = d.scalar(d.h.Values); err != nil {
+					if o.Value, err = d.scalar(nil); err != nil {
 						return nil, d.wrap(fld(i, ".v"), err)
 					}
 				}
@@ -818,14 +904,14 @@ func (d *decoder) fastOp() (history.Op, bool) {
 		for x, at := 0, listAt; x < n; x++ {
 			var e int64
 			e, at, _ = fastInt(b, at)
-			d.lists = append(d.lists, d.h.Values.Int(e))
+			d.lists = append(d.lists, d.valInt(e))
 			for at < len(b) && (b[at] == ',' || b[at] == ' ' || b[at] == '\t' || b[at] == '\r' || b[at] == '\n') {
 				at++
 			}
 		}
 		d.list = true
 	case !null:
-		o.Value = d.h.Values.Int(v)
+		o.Value = d.valInt(v)
 	}
 	if vFirst {
 		o.Key = d.h.Keys.Int(k)
@@ -903,7 +989,7 @@ func (d *decoder) exactOp(b []byte) (o history.Op, n int, ok bool) {
 	}
 	o.Key = d.h.Keys.Int(k)
 	if !null {
-		o.Value = d.h.Values.Int(v)
+		o.Value = d.valInt(v)
 	}
 	if o.Kind == history.Append {
 		d.list = true
@@ -928,6 +1014,8 @@ func fastInt(b []byte, i int) (n int64, j int, ok bool) {
 	return n, j, true
 }
 
+// scalar reads a key (into in) or, with in nil, a value (d.valInt,
+// d.valStr): an integer or a string.
 func (d *decoder) scalar(in *history.Interner) (int32, error) {
 	c, ok := d.lx.Peek()
 	if !ok {
@@ -938,20 +1026,42 @@ func (d *decoder) scalar(in *history.Interner) (int32, error) {
 		if err != nil {
 			return 0, err
 		}
+		if in == nil {
+			return d.valStr(string(b)), nil
+		}
 		return in.Str(string(b)), nil
 	}
-	if n, ok := d.lx.fastInt(); ok {
-		return in.Int(n), nil
+	n, ok := d.lx.fastInt()
+	if !ok {
+		b, err := d.lx.Number()
+		if err != nil {
+			return 0, err
+		}
+		if n, err = ParseInt(b); err != nil {
+			return 0, fmt.Errorf("want an integer or a string, got %s", b)
+		}
 	}
-	b, err := d.lx.Number()
-	if err != nil {
-		return 0, err
-	}
-	n, err := ParseInt(b)
-	if err != nil {
-		return 0, fmt.Errorf("want an integer or a string, got %s", b)
+	if in == nil {
+		return d.valInt(n), nil
 	}
 	return in.Int(n), nil
+}
+
+// valInt interns the integer value v: in the history's value table, or in
+// a parallel worker as the chunk's next value occurrence (see rawVals).
+func (d *decoder) valInt(v int64) int32 {
+	if d.raw != nil {
+		return d.raw.int(v)
+	}
+	return d.h.Values.Int(v)
+}
+
+// valStr is valInt for a string value.
+func (d *decoder) valStr(s string) int32 {
+	if d.raw != nil {
+		return d.raw.str(s)
+	}
+	return d.h.Values.Str(s)
 }
 
 // Encode writes h in TimeKiller JSON, one transaction per line inside the
