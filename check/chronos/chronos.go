@@ -189,8 +189,7 @@ func Canon(name string) string {
 // graph-inference checkers (list-append 60, rw-register 50): the
 // commit-order replay can then only prove a history valid, never invalid.
 func (Checker) Applies(h *history.History, model string) (int, string) {
-	sc := scanOps(h)
-	if sc.deletes {
+	if h.HasDeletes() {
 		return 0, history.DeletesUnsupported("chronos")
 	}
 	if !h.Evidence.Timestamps {

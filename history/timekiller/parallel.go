@@ -18,12 +18,15 @@ import (
 // transaction (pretty-printed input). Worker goroutines decode each chunk on
 // its own: the tokens of the top-level array ('[', ',', ']') and whole
 // transactions, with the sequential decoder's code, into chunk-local
-// interners. The caller's goroutine merges chunks in input order: it checks
-// that the chunk continues the array grammar where the previous chunk left
-// it, interns the chunk's local keys, values and sessions in local-id order
-// (their order of first appearance in the chunk, so the global ids are
-// exactly those a sequential decode assigns), rewrites the chunk's ids,
-// numbers each session's transactions and appends them.
+// interners for keys and sessions; values are not looked up but recorded
+// in text order (rawVals). The caller's goroutine merges chunks in input
+// order: it checks that the chunk continues the array grammar where the
+// previous chunk left it, interns the chunk's local keys and sessions in
+// local-id order (their order of first appearance in the chunk) and its
+// values in text order, so the global ids are exactly those a sequential
+// decode assigns, rewrites the chunk's ids, numbers each session's
+// transactions and appends them. The workers' op arenas and the
+// transaction table are advised to use huge pages (adviseHuge).
 //
 // A chunk that does not decode completely (a cut inside a transaction, or
 // bad input), or that does not continue the grammar, ends parallel
@@ -38,13 +41,13 @@ import (
 // parallelMin is the input size from which Decode goes parallel.
 var parallelMin int64 = 8 << 20
 
-// parallelProcs is the number of Ps from which Decode goes parallel. The
-// merge (global interning and id rewriting) costs about half as much CPU as
-// the decoding it saves, and page faults of several threads filling a fresh
-// heap contend in the kernel: on 2 CPUs, decoding 1M transactions × 15 ops
-// (563 MB) took 1.60 s in parallel against 1.55-1.79 s sequentially, with
-// twice the CPU time, so 2 CPUs stay sequential.
-var parallelProcs = 4
+// parallelProcs is the number of Ps from which Decode goes parallel. On 2
+// CPUs, decoding 1M transactions × 15 ops (563 MB) takes about 1.1 s in
+// parallel against 1.8-2.0 s sequentially (with read-ahead and op arenas
+// faulted in on the second CPU): the workers do the scanning, which is
+// most of the work, and the merge only interns values and rewrites ids
+// (see rawVals). With 1 CPU there is nothing to gain.
+var parallelProcs = 2
 
 // chunkSize is the target chunk size in bytes.
 var chunkSize = 1 << 20
@@ -74,7 +77,7 @@ type pworker struct {
 func newPWorker(file string) *pworker {
 	w := &pworker{}
 	w.lx.scratch = make([]byte, 0, 64)
-	w.d = decoder{lx: &w.lx, h: history.New(), file: file}
+	w.d = decoder{lx: &w.lx, h: history.New(), file: file, arenaOps: 1 << 18}
 	return w
 }
 

@@ -229,6 +229,11 @@ func FuzzFastOp(f *testing.F) {
 		`{"k":3,"t":"w","v":4},{"k":3,"t":"w","v":null},{"k":3,"t":"a","v":5} ,{"k":3,"t":"r","v":5}`,
 		`{"k":3,"t":"w","v":4},{"k":3,"t":"x","v":1},{"k":03,"t":"r","v":-0},{"k":3,"t":"r","v":nul}`,
 		"{\"k\":3,\"t\":\"w\",\"v\":4},\n{\"k\":4,\"t\":\"w\",\"v\":5}",
+		// word-at-a-time exactOp: 7 and 8 digits, leading zeros, signs, null
+		`{"k":1234567,"t":"w","v":7654321},{"k":12345678,"t":"r","v":123456789},{"k":1,"t":"w","v":1234567}`,
+		`{"t":"w","k":0000001,"v":-1},{"t":"r","k":7,"v":null},{"t":"a","k":1,"v":00},{"t":"w","k":-3,"v":4}`,
+		`{"k":1,"t":"r","v":null},{"k":1,"t":"w","v":null},{"k":1,"t":"r","v":nulx},{"k":1,"t":"r","v":1]`,
+		`{"k":1,"t":"r","v":2 },{"k":1,"t":"rr","v":2},{"k":1,"t":"r","v":2,"x":1},{"k":1,"t":"r","v":2}`,
 	} {
 		f.Add(op)
 	}
@@ -261,4 +266,25 @@ func TestFastOpMatchesGeneral(t *testing.T) {
 		}
 		sameFastGeneral(t, b)
 	}
+}
+
+// FuzzFastTxn: a transaction the fast paths of the transaction fields
+// (compact timestamps, plain tid/sid/status strings) decode gives the same
+// history and errors as the general path.
+func FuzzFastTxn(f *testing.F) {
+	for _, txn := range []string{
+		`{"cts":{"l":0,"p":7},"ops":[{"k":1,"t":"w","v":2}],"sid":"20","status":"aborted","sts":{"l":0,"p":5},"tid":"c20-1"}`,
+		`{"tid":"a\u0041","sid":"s\"1","sts":{"p":1,"l":2},"cts":{"p":3,"l":-4},"status":"committed","ops":[]}`,
+		`{"tid":12,"sid":3,"sts":{"l":null,"p":1},"cts":{"p":1},"status":"unknown","ops":[]}`,
+		`{"tid":"x","sid":"y","sts":{"l":1,"p":2,"x":3},"cts":{"p":"4","l":5},"status":"ok","ops":[]}`,
+		`{"tid":"x","sid":null,"sts":{"p":2,"p":3},"cts":{"l":2,"l":3},"status":"bogus","ops":[]}`,
+		`{"tid":"x","sts":{"p":1.5,"l":0},"cts":{"p":12345678901234567890,"l":0},"ops":[]}`,
+		`{"tid": "x", "sid" :"y","sts":{ "p":1,"l":0},"cts":{"p":2,"l":0} ,"status": "aborted","ops":[]}`,
+		"{\"tid\":\"a\tb\",\"sid\":\"\",\"ops\":[]}",
+	} {
+		f.Add(txn)
+	}
+	f.Fuzz(func(t *testing.T, txn string) {
+		sameFastGeneral(t, []byte("[\n"+txn+",\n"+`{"tid":"z","sid":"y","sts":{"l":0,"p":1},"cts":{"l":0,"p":2},"ops":[{"k":1,"t":"r","v":null}]}`+"\n]\n"))
+	})
 }

@@ -33,10 +33,10 @@ package timekiller
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"runtime"
 	"strconv"
 	"unsafe"
@@ -104,12 +104,15 @@ type decoder struct {
 	h        *history.History
 	// raw, in a parallel worker, records value occurrences instead of
 	// interning them (see rawVals); nil otherwise.
-	raw   *rawVals
-	ids   []byte // arena of transaction ids (idString)
-	file  string
-	seqs  []int32
-	list  bool
-	allTS bool
+	raw *rawVals
+	ids []byte // arena of transaction ids (idString)
+	// arenaOps, when set, is the size of the op arenas push allocates
+	// (else 64Ki ops), which are then advised to use huge pages.
+	arenaOps int
+	file     string
+	seqs     []int32
+	list     bool
+	allTS    bool
 }
 
 func (d *decoder) errf(field, f string, a ...any) error {
@@ -132,7 +135,7 @@ func (d *decoder) wrap(field string, err error) error {
 // Decode reads a TimeKiller JSON history, streaming: transactions are
 // decoded one by one without building a JSON tree. Inputs of known size
 // (opts.SizeHint) from 8 MiB up are decoded in parallel chunks when at least
-// 4 CPUs are available (see parallel.go); the result, including every id and
+// 2 CPUs are available (see parallel.go); the result, including every id and
 // every error message, is the same as the sequential decode's. With the
 // size hint, tables are presized.
 func Decode(r io.Reader, opts history.DecodeOptions) (*history.History, error) {
@@ -150,9 +153,6 @@ func Decode(r io.Reader, opts history.DecodeOptions) (*history.History, error) {
 	// treat a failing commit-order replay as a violation.
 	h.Header.Extra = map[string]string{CommitOrderKey: "true"}
 	var err error
-	if v := os.Getenv("TKPROCS_EXPERIMENT"); v != "" { // TEMP
-		parallelProcs, _ = strconv.Atoi(v)
-	}
 	if opts.SizeHint >= parallelMin && runtime.GOMAXPROCS(0) >= parallelProcs {
 		err = d.parallel(r, opts.SizeHint)
 	} else if opts.SizeHint >= parallelMin {
@@ -275,6 +275,7 @@ func (d *decoder) presize(scale float64, txns, keys, vals int) {
 	grow := func(n int) int { return int(float64(n)*scale*1.05) + 16 }
 	if want := grow(txns); want > cap(h.Txns) {
 		t := make([]history.Txn, len(h.Txns), want)
+		adviseHuge(unsafe.Pointer(unsafe.SliceData(t)), uintptr(want)*unsafe.Sizeof(t[0]))
 		copy(t, h.Txns)
 		h.Txns = t
 	}
@@ -530,6 +531,9 @@ func (d *decoder) timestamp() (history.Timestamp, error) {
 // digits), as timestamp would; for anything else it consumes nothing and
 // reports false.
 func (d *decoder) fastTS() (history.Timestamp, bool) {
+	if fastOpOff {
+		return history.Timestamp{}, false
+	}
 	lx := d.lx
 	b := lx.buf[lx.pos:]
 	if len(b) < 14 || b[0] != '{' || b[1] != '"' || b[3] != '"' || b[4] != ':' {
@@ -730,7 +734,10 @@ func (d *decoder) push(ops []history.Op, o history.Op) []history.Op {
 		if d.arenas != nil {
 			na = d.arenas.Next(2 * len(ops))
 		} else {
-			na = make([]history.Op, max(1<<16, 2*len(ops)))
+			na = make([]history.Op, max(d.arenaOps, 1<<16, 2*len(ops)))
+			if d.arenaOps > 0 {
+				adviseHuge(unsafe.Pointer(&na[0]), uintptr(len(na))*unsafe.Sizeof(na[0]))
+			}
 		}
 		copy(na, ops)
 		d.arena = na
@@ -741,7 +748,8 @@ func (d *decoder) push(ops []history.Op, o history.Op) []history.Op {
 	return ops
 }
 
-// fastOpOff disables fastOp (differential tests).
+// fastOpOff disables the fast paths (differential tests): fastOp and
+// exactOp, fastTS, and the plain-string reads of tid, sid and status.
 var fastOpOff bool
 
 // fastOp decodes, from the lexer's buffer, an op with integer keys and
@@ -929,6 +937,93 @@ func (d *decoder) fastOp() (history.Op, bool) {
 // anything else ok is false and fastOp's general loop decides. The result
 // is the one that loop gives (key interned before value).
 func (d *decoder) exactOp(b []byte) (o history.Op, n int, ok bool) {
+	// The common case, keys and values of 1 to 7 digits, a word at a time
+	// (the rest of this function, exactOpBytes, decides the others).
+	if len(b) < 40 {
+		return d.exactOpBytes(b)
+	}
+	const (
+		mask5  = 1<<40 - 1
+		kindAt = 0xFF << 48
+		opK    = 0x3a226b227b       // {"k":
+		opT    = 0x2200223a2274222c // ,"t":"?"
+		opTEnc = 0x2200223a2274227b // {"t":"?"
+		opV    = 0x2276222c         // ,"v"
+		opK4   = 0x226b222c         // ,"k"
+		null4  = 0x6c6c756e         // null
+	)
+	var (
+		k, v   int64
+		nk, nv int
+		i      int
+		kindC  byte
+	)
+	le := binary.LittleEndian
+	switch w := le.Uint64(b); {
+	case w&mask5 == opK:
+		if k, nk = digits.Word(le.Uint64(b[5:])); nk == 0 || nk == 8 {
+			return d.exactOpBytes(b)
+		}
+		i = 5 + nk
+		w2 := le.Uint64(b[i:])
+		if w2&^kindAt != opT || le.Uint32(b[i+8:]) != opV || b[i+12] != ':' {
+			return d.exactOpBytes(b)
+		}
+		kindC = byte(w2 >> 48)
+		i += 13
+	case w&^kindAt == opTEnc:
+		if le.Uint32(b[8:]) != opK4 || b[12] != ':' {
+			return d.exactOpBytes(b)
+		}
+		kindC = byte(w >> 48)
+		if k, nk = digits.Word(le.Uint64(b[13:])); nk == 0 || nk == 8 {
+			return d.exactOpBytes(b)
+		}
+		i = 13 + nk
+		if le.Uint32(b[i:]) != opV || b[i+4] != ':' {
+			return d.exactOpBytes(b)
+		}
+		i += 5
+	default:
+		return d.exactOpBytes(b)
+	}
+	o = history.Op{Value: history.NoValue}
+	switch kindC {
+	case 'r':
+		o.Kind = history.Read
+	case 'w':
+		o.Kind = history.Write
+	case 'a':
+		o.Kind = history.Append
+	default:
+		return d.exactOpBytes(b)
+	}
+	null := false
+	if v, nv = digits.Word(le.Uint64(b[i:])); nv == 0 {
+		if le.Uint32(b[i:]) != null4 || o.Kind != history.Read {
+			return d.exactOpBytes(b)
+		}
+		null, i = true, i+4
+	} else if nv == 8 {
+		return d.exactOpBytes(b)
+	} else {
+		i += nv
+	}
+	if b[i] != '}' {
+		return d.exactOpBytes(b)
+	}
+	o.Key = d.h.Keys.Int(k)
+	if !null {
+		o.Value = d.valInt(v)
+	}
+	if o.Kind == history.Append {
+		d.list = true
+	}
+	return o, i + 1, true
+}
+
+// exactOpBytes is exactOp byte by byte.
+func (d *decoder) exactOpBytes(b []byte) (o history.Op, n int, ok bool) {
 	if len(b) < 20 || b[0] != '{' {
 		return o, 0, false
 	}
