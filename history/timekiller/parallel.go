@@ -13,10 +13,12 @@ import (
 // Parallel decoding of big inputs.
 //
 // A reader goroutine cuts the input into chunks of about chunkSize bytes
-// that end at a newline. A raw newline is white space outside every JSON
-// string, so a cut never splits a token; it may still fall inside a
-// transaction (pretty-printed input). Worker goroutines decode each chunk on
-// its own: the tokens of the top-level array ('[', ',', ']') and whole
+// that end at a newline, where it can before a line that starts as the
+// first transaction's line does (see preader.elem). A raw newline is white
+// space outside every JSON string, so a cut never splits a token; it may
+// still fall inside a transaction (pretty-printed input with no line like
+// the first transaction's in 8 chunk sizes). Worker goroutines decode each
+// chunk on its own: the tokens of the top-level array ('[', ',', ']') and whole
 // transactions, with the sequential decoder's code, into chunk-local
 // interners for keys and sessions; values are not looked up but recorded
 // in text order (rawVals). The caller's goroutine merges chunks in input
@@ -166,6 +168,37 @@ type preader struct {
 	pending *pchunk // cut but not handed over when stopped
 	eof     bool
 	err     error // read error other than io.EOF
+	// elem is "\n" plus the white space before the first transaction's
+	// '{' on its line, plus '{' (nil until known, or if the first
+	// transaction does not start a line): chunks are cut before a line
+	// that starts like it when there is one (a pretty-printed file's
+	// transactions start at one indentation, their ops deeper), else at
+	// the last newline.
+	elem   []byte
+	looked bool
+}
+
+// learnElem sets p.elem from the first bytes of the input (the first
+// chunk's), once: later chunks do not hold the start.
+func (p *preader) learnElem(buf []byte) {
+	if p.looked {
+		return
+	}
+	p.looked = true
+	b := history.TrimBOMAndSpace(buf)
+	if len(b) == 0 || b[0] != '[' {
+		return
+	}
+	b = b[1:]
+	i := 0
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
+		i++
+	}
+	nl := bytes.LastIndexByte(b[:i], '\n')
+	if i == len(b) || b[i] != '{' || nl < 0 {
+		return
+	}
+	p.elem = append(append([]byte{}, b[nl:i]...), '{')
 }
 
 func (p *preader) run(order, work chan<- *pchunk, free <-chan *pchunk, stop <-chan struct{}) {
@@ -204,6 +237,17 @@ func (p *preader) run(order, work chan<- *pchunk, free <-chan *pchunk, stop <-ch
 			if p.eof {
 				cut = len(buf)
 				break
+			}
+			p.learnElem(buf)
+			if p.elem != nil {
+				if i := bytes.LastIndex(buf, p.elem); i >= 0 {
+					cut = i + 1
+					break
+				}
+				if len(buf) < 8*chunkSize {
+					limit = len(buf) + chunkSize
+					continue
+				}
 			}
 			if i := bytes.LastIndexByte(buf, '\n'); i >= 0 {
 				cut = i + 1

@@ -155,9 +155,12 @@ func FuzzParallel(f *testing.F) {
 }
 
 // TestParallelPath: one-transaction-per-line input is merged from chunks to
-// the end; pretty-printed input (cuts inside transactions) and a single
-// long line are handed to the sequential decoder at the first chunk; bad
-// input resumes sequentially at the chunk holding the fault.
+// the end, and so is pretty-printed input (cut before the lines that start
+// a transaction), but not when its transactions' lines are not told apart
+// from their ops' (then cuts fall inside transactions and the sequential
+// decoder takes over at the first chunk); a single long line is handed to
+// the sequential decoder at the first chunk; bad input resumes
+// sequentially at the chunk holding the fault.
 func TestParallelPath(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(2, runtime.GOMAXPROCS(0))))
 	defer func(c int) { chunkSize = c }(chunkSize)
@@ -178,7 +181,9 @@ func TestParallelPath(t *testing.T) {
 		wantError bool
 	}{
 		{"one-per-line", kv, 0, 0, false},
-		{"pretty", pretty, 1, 1, false},
+		{"pretty", pretty, 0, 0, false},
+		// the first transaction on the '[' line: no indentation learnt
+		{"pretty-first-on-open-line", append([]byte("[{"), bytes.TrimLeft(pretty, "[ \n{")...), 1, 1, false},
 		{"one-line", bytes.ReplaceAll(kv, []byte("\n"), nil), 1, 1, false},
 		{"fault", bad, badLine - 20, badLine, true},
 	} {
