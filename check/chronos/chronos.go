@@ -221,7 +221,8 @@ func (Checker) Check(ctx context.Context, h *history.History, opts check.Options
 		finish(r, m)
 		return r, nil
 	}
-	if h.HasDeletes() {
+	sc := scanOps(h)
+	if sc.deletes {
 		// The replay has no deleted versions: a nil read after a delete
 		// would be judged a read of the initial state.
 		r.Verdict = check.Unknown
@@ -250,7 +251,7 @@ func (Checker) Check(ctx context.Context, h *history.History, opts check.Options
 		c.ser = true
 		c.coKnown, c.coWhy = CommitOrderSerializes(h, opts)
 	}
-	if err := c.prepare(); err != nil {
+	if err := c.prepare(sc); err != nil {
 		if em, ok := err.(errMissing); ok {
 			r.Verdict = check.Unknown
 			r.Reason = em.Error()

@@ -241,6 +241,28 @@ func (l *Lexer) String() ([]byte, error) {
 	}
 }
 
+// plainString reads a string at the current position (no white space
+// skipped) that holds no escape or control character and lies wholly in
+// the buffer, returning its bytes (aliasing the buffer: valid until the
+// next call), as String would; otherwise (or with fastOpOff) it consumes
+// nothing and reports false.
+func (l *Lexer) plainString() ([]byte, bool) {
+	b, p := l.buf, l.pos
+	if p >= len(b) || b[p] != '"' || fastOpOff {
+		return nil, false
+	}
+	for i := p + 1; i < len(b); i++ {
+		switch c := b[i]; {
+		case c == '"':
+			l.pos = i + 1
+			return b[p+1 : i], true
+		case c == '\\' || c < 0x20:
+			return nil, false
+		}
+	}
+	return nil, false
+}
+
 // Number reads a JSON number's text (aliasing the scratch buffer).
 func (l *Lexer) Number() ([]byte, error) {
 	if _, ok := l.Peek(); !ok {

@@ -13,17 +13,22 @@ import (
 // Parallel decoding of big inputs.
 //
 // A reader goroutine cuts the input into chunks of about chunkSize bytes
-// that end at a newline. A raw newline is white space outside every JSON
-// string, so a cut never splits a token; it may still fall inside a
-// transaction (pretty-printed input). Worker goroutines decode each chunk on
-// its own: the tokens of the top-level array ('[', ',', ']') and whole
+// that end at a newline, where it can before a line that starts as the
+// first transaction's line does (see preader.elem). A raw newline is white
+// space outside every JSON string, so a cut never splits a token; it may
+// still fall inside a transaction (pretty-printed input with no line like
+// the first transaction's in 8 chunk sizes). Worker goroutines decode each
+// chunk on its own: the tokens of the top-level array ('[', ',', ']') and whole
 // transactions, with the sequential decoder's code, into chunk-local
-// interners. The caller's goroutine merges chunks in input order: it checks
-// that the chunk continues the array grammar where the previous chunk left
-// it, interns the chunk's local keys, values and sessions in local-id order
-// (their order of first appearance in the chunk, so the global ids are
-// exactly those a sequential decode assigns), rewrites the chunk's ids,
-// numbers each session's transactions and appends them.
+// interners for keys and sessions; values are not looked up but recorded
+// in text order (rawVals). The caller's goroutine merges chunks in input
+// order: it checks that the chunk continues the array grammar where the
+// previous chunk left it, interns the chunk's local keys and sessions in
+// local-id order (their order of first appearance in the chunk) and its
+// values in text order, so the global ids are exactly those a sequential
+// decode assigns, rewrites the chunk's ids, numbers each session's
+// transactions and appends them. The workers' op arenas and the
+// transaction table are advised to use huge pages (adviseHuge).
 //
 // A chunk that does not decode completely (a cut inside a transaction, or
 // bad input), or that does not continue the grammar, ends parallel
@@ -38,13 +43,13 @@ import (
 // parallelMin is the input size from which Decode goes parallel.
 var parallelMin int64 = 8 << 20
 
-// parallelProcs is the number of Ps from which Decode goes parallel. The
-// merge (global interning and id rewriting) costs about half as much CPU as
-// the decoding it saves, and page faults of several threads filling a fresh
-// heap contend in the kernel: on 2 CPUs, decoding 1M transactions × 15 ops
-// (563 MB) took 1.60 s in parallel against 1.55-1.79 s sequentially, with
-// twice the CPU time, so 2 CPUs stay sequential.
-var parallelProcs = 4
+// parallelProcs is the number of Ps from which Decode goes parallel. On 2
+// CPUs, decoding 1M transactions × 15 ops (563 MB) takes about 1.1 s in
+// parallel against 1.8-2.0 s sequentially (with read-ahead and op arenas
+// faulted in on the second CPU): the workers do the scanning, which is
+// most of the work, and the merge only interns values and rewrites ids
+// (see rawVals). With 1 CPU there is nothing to gain.
+var parallelProcs = 2
 
 // chunkSize is the target chunk size in bytes.
 var chunkSize = 1 << 20
@@ -60,7 +65,8 @@ type pchunk struct {
 	ok                bool // decoded completely
 	firstTok, lastTok tok
 	txns              []history.Txn
-	keys, vals, sess  []history.Scalar // local id tables
+	keys, sess        []history.Scalar // local id tables
+	vals              rawVals          // value occurrences, in text order
 	list, allTS       bool
 	ignored           map[string]int
 }
@@ -73,7 +79,7 @@ type pworker struct {
 func newPWorker(file string) *pworker {
 	w := &pworker{}
 	w.lx.scratch = make([]byte, 0, 64)
-	w.d = decoder{lx: &w.lx, h: history.New(), file: file}
+	w.d = decoder{lx: &w.lx, h: history.New(), file: file, arenaOps: 1 << 18}
 	return w
 }
 
@@ -82,8 +88,9 @@ func (w *pworker) parse(c *pchunk) {
 	d := &w.d
 	h := d.h
 	h.Keys.Reset()
-	h.Values.Reset()
 	h.Sessions.Reset()
+	c.vals.reset()
+	d.raw = &c.vals
 	clear(h.Ignored)
 	h.Txns = c.txns[:0]
 	d.list, d.allTS = false, true
@@ -129,7 +136,6 @@ func (w *pworker) parse(c *pchunk) {
 		return
 	}
 	c.keys = appendTab(c.keys[:0], h.Keys)
-	c.vals = appendTab(c.vals[:0], h.Values)
 	c.sess = appendTab(c.sess[:0], h.Sessions)
 	c.list, c.allTS = d.list, d.allTS
 	c.ignored = nil
@@ -162,6 +168,37 @@ type preader struct {
 	pending *pchunk // cut but not handed over when stopped
 	eof     bool
 	err     error // read error other than io.EOF
+	// elem is "\n" plus the white space before the first transaction's
+	// '{' on its line, plus '{' (nil until known, or if the first
+	// transaction does not start a line): chunks are cut before a line
+	// that starts like it when there is one (a pretty-printed file's
+	// transactions start at one indentation, their ops deeper), else at
+	// the last newline.
+	elem   []byte
+	looked bool
+}
+
+// learnElem sets p.elem from the first bytes of the input (the first
+// chunk's), once: later chunks do not hold the start.
+func (p *preader) learnElem(buf []byte) {
+	if p.looked {
+		return
+	}
+	p.looked = true
+	b := history.TrimBOMAndSpace(buf)
+	if len(b) == 0 || b[0] != '[' {
+		return
+	}
+	b = b[1:]
+	i := 0
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
+		i++
+	}
+	nl := bytes.LastIndexByte(b[:i], '\n')
+	if i == len(b) || b[i] != '{' || nl < 0 {
+		return
+	}
+	p.elem = append(append([]byte{}, b[nl:i]...), '{')
 }
 
 func (p *preader) run(order, work chan<- *pchunk, free <-chan *pchunk, stop <-chan struct{}) {
@@ -178,7 +215,9 @@ func (p *preader) run(order, work chan<- *pchunk, free <-chan *pchunk, stop <-ch
 		c.raw = false
 		buf := append(c.buf[:0], p.carry...)
 		p.carry = p.carry[:0]
-		limit := chunkSize
+		// Read chunkSize bytes past the carry: reads of at least the
+		// bufio.Reader's size go straight to its source (no second copy).
+		limit := len(buf) + chunkSize
 		cut := -1
 		for {
 			for len(buf) < limit && !p.eof {
@@ -198,6 +237,17 @@ func (p *preader) run(order, work chan<- *pchunk, free <-chan *pchunk, stop <-ch
 			if p.eof {
 				cut = len(buf)
 				break
+			}
+			p.learnElem(buf)
+			if p.elem != nil {
+				if i := bytes.LastIndex(buf, p.elem); i >= 0 {
+					cut = i + 1
+					break
+				}
+				if len(buf) < 8*chunkSize {
+					limit = len(buf) + chunkSize
+					continue
+				}
 			}
 			if i := bytes.LastIndexByte(buf, '\n'); i >= 0 {
 				cut = i + 1
@@ -303,7 +353,16 @@ func (d *decoder) parallelAt(r io.Reader, sizeHint int64) (resumed int, err erro
 		case !rd.eof:
 			rs = append(rs, rd.r)
 		}
-		d.lx = NewLexer(io.MultiReader(rs...))
+		// As the sequential decoder of big inputs on few CPUs: read ahead
+		// and fault the ops' memory in on another goroutine.
+		ra, stopRA := history.ReadAhead(io.MultiReader(rs...), 1<<20)
+		d.arenas = history.NewOpArenas(1 << 16)
+		defer func() {
+			d.arenas.Stop()
+			d.arenas = nil
+			stopRA()
+		}()
+		d.lx = NewLexer(ra)
 		d.lx.line = c.first
 		return c.first, d.array(st, 0)
 	}
@@ -319,13 +378,13 @@ func (d *decoder) parallelAt(r io.Reader, sizeHint int64) (resumed int, err erro
 		if !c.ok || (c.firstTok != tokNone && !follows(st, c.firstTok)) {
 			return resume(c)
 		}
+		km = intern(km, c.keys, h.Keys)
+		vm = c.vals.intern(vm, h.Values)
+		sm = intern(sm, c.sess, h.Sessions)
 		if !presized && len(c.buf) > 0 && sizeHint > 2*int64(len(c.buf)) {
 			presized = true
-			d.presize(float64(sizeHint)/float64(len(c.buf)), len(c.txns), len(c.keys), len(c.vals))
+			d.presize(float64(sizeHint)/float64(len(c.buf)), len(c.txns), h.Keys.Len(), h.Values.Len())
 		}
-		km = intern(km, c.keys, h.Keys)
-		vm = intern(vm, c.vals, h.Values)
-		sm = intern(sm, c.sess, h.Sessions)
 		for i := range c.txns {
 			t := &c.txns[i]
 			if t.Session >= 0 {
@@ -379,6 +438,59 @@ func intern(m []int32, local []history.Scalar, global *history.Interner) []int32
 	m = m[:0]
 	for _, s := range local {
 		m = append(m, global.Scalar(s))
+	}
+	return m
+}
+
+// rawVals records the values a parallel worker meets, one entry per
+// occurrence in text order (ops' values and list elements): the worker's
+// ops and lists hold occurrence indexes, and the merge interns the entries
+// into the history's value table in that order, which is the order in
+// which a sequential decode interns them, so every id is the same. The
+// worker does no value lookups (a chunk-local value table would cost a
+// lookup per value on the worker and a copy of every distinct value).
+type rawVals struct {
+	v     []int64  // the integer, or for a string its index in s
+	strAt []int32  // occurrence indexes of the strings, ascending
+	s     []string // string values
+}
+
+func (r *rawVals) reset() {
+	r.v, r.strAt = r.v[:0], r.strAt[:0]
+	clear(r.s)
+	r.s = r.s[:0]
+}
+
+func (r *rawVals) int(v int64) int32 {
+	r.v = append(r.v, v)
+	return int32(len(r.v) - 1)
+}
+
+func (r *rawVals) str(s string) int32 {
+	r.strAt = append(r.strAt, int32(len(r.v)))
+	r.v = append(r.v, int64(len(r.s)))
+	r.s = append(r.s, s)
+	return int32(len(r.v) - 1)
+}
+
+// intern interns r's occurrences into in, in order, and returns the map
+// from occurrence index to id.
+func (r *rawVals) intern(m []int32, in *history.Interner) []int32 {
+	m = slices.Grow(m[:0], len(r.v))[:len(r.v)]
+	if len(r.strAt) == 0 {
+		for i, v := range r.v {
+			m[i] = in.Int(v)
+		}
+		return m
+	}
+	next := 0
+	for i, v := range r.v {
+		if next < len(r.strAt) && int(r.strAt[next]) == i {
+			m[i] = in.Str(r.s[v])
+			next++
+			continue
+		}
+		m[i] = in.Int(v)
 	}
 	return m
 }

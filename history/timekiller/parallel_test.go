@@ -155,9 +155,12 @@ func FuzzParallel(f *testing.F) {
 }
 
 // TestParallelPath: one-transaction-per-line input is merged from chunks to
-// the end; pretty-printed input (cuts inside transactions) and a single
-// long line are handed to the sequential decoder at the first chunk; bad
-// input resumes sequentially at the chunk holding the fault.
+// the end, and so is pretty-printed input (cut before the lines that start
+// a transaction), but not when its transactions' lines are not told apart
+// from their ops' (then cuts fall inside transactions and the sequential
+// decoder takes over at the first chunk); a single long line is handed to
+// the sequential decoder at the first chunk; bad input resumes
+// sequentially at the chunk holding the fault.
 func TestParallelPath(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(2, runtime.GOMAXPROCS(0))))
 	defer func(c int) { chunkSize = c }(chunkSize)
@@ -178,7 +181,9 @@ func TestParallelPath(t *testing.T) {
 		wantError bool
 	}{
 		{"one-per-line", kv, 0, 0, false},
-		{"pretty", pretty, 1, 1, false},
+		{"pretty", pretty, 0, 0, false},
+		// the first transaction on the '[' line: no indentation learnt
+		{"pretty-first-on-open-line", append([]byte("[{"), bytes.TrimLeft(pretty, "[ \n{")...), 1, 1, false},
 		{"one-line", bytes.ReplaceAll(kv, []byte("\n"), nil), 1, 1, false},
 		{"fault", bad, badLine - 20, badLine, true},
 	} {
@@ -229,6 +234,11 @@ func FuzzFastOp(f *testing.F) {
 		`{"k":3,"t":"w","v":4},{"k":3,"t":"w","v":null},{"k":3,"t":"a","v":5} ,{"k":3,"t":"r","v":5}`,
 		`{"k":3,"t":"w","v":4},{"k":3,"t":"x","v":1},{"k":03,"t":"r","v":-0},{"k":3,"t":"r","v":nul}`,
 		"{\"k\":3,\"t\":\"w\",\"v\":4},\n{\"k\":4,\"t\":\"w\",\"v\":5}",
+		// word-at-a-time exactOp: 7 and 8 digits, leading zeros, signs, null
+		`{"k":1234567,"t":"w","v":7654321},{"k":12345678,"t":"r","v":123456789},{"k":1,"t":"w","v":1234567}`,
+		`{"t":"w","k":0000001,"v":-1},{"t":"r","k":7,"v":null},{"t":"a","k":1,"v":00},{"t":"w","k":-3,"v":4}`,
+		`{"k":1,"t":"r","v":null},{"k":1,"t":"w","v":null},{"k":1,"t":"r","v":nulx},{"k":1,"t":"r","v":1]`,
+		`{"k":1,"t":"r","v":2 },{"k":1,"t":"rr","v":2},{"k":1,"t":"r","v":2,"x":1},{"k":1,"t":"r","v":2}`,
 	} {
 		f.Add(op)
 	}
@@ -261,4 +271,25 @@ func TestFastOpMatchesGeneral(t *testing.T) {
 		}
 		sameFastGeneral(t, b)
 	}
+}
+
+// FuzzFastTxn: a transaction the fast paths of the transaction fields
+// (compact timestamps, plain tid/sid/status strings) decode gives the same
+// history and errors as the general path.
+func FuzzFastTxn(f *testing.F) {
+	for _, txn := range []string{
+		`{"cts":{"l":0,"p":7},"ops":[{"k":1,"t":"w","v":2}],"sid":"20","status":"aborted","sts":{"l":0,"p":5},"tid":"c20-1"}`,
+		`{"tid":"a\u0041","sid":"s\"1","sts":{"p":1,"l":2},"cts":{"p":3,"l":-4},"status":"committed","ops":[]}`,
+		`{"tid":12,"sid":3,"sts":{"l":null,"p":1},"cts":{"p":1},"status":"unknown","ops":[]}`,
+		`{"tid":"x","sid":"y","sts":{"l":1,"p":2,"x":3},"cts":{"p":"4","l":5},"status":"ok","ops":[]}`,
+		`{"tid":"x","sid":null,"sts":{"p":2,"p":3},"cts":{"l":2,"l":3},"status":"bogus","ops":[]}`,
+		`{"tid":"x","sts":{"p":1.5,"l":0},"cts":{"p":12345678901234567890,"l":0},"ops":[]}`,
+		`{"tid": "x", "sid" :"y","sts":{ "p":1,"l":0},"cts":{"p":2,"l":0} ,"status": "aborted","ops":[]}`,
+		"{\"tid\":\"a\tb\",\"sid\":\"\",\"ops\":[]}",
+	} {
+		f.Add(txn)
+	}
+	f.Fuzz(func(t *testing.T, txn string) {
+		sameFastGeneral(t, []byte("[\n"+txn+",\n"+`{"tid":"z","sid":"y","sts":{"l":0,"p":1},"cts":{"l":0,"p":2},"ops":[{"k":1,"t":"r","v":null}]}`+"\n]\n"))
+	})
 }

@@ -33,11 +33,13 @@ package timekiller
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
 	"runtime"
 	"strconv"
+	"unsafe"
 
 	"github.com/txray/txray/history"
 	"github.com/txray/txray/internal/digits"
@@ -100,6 +102,13 @@ type decoder struct {
 	lists    []int32
 	valArena []int32
 	h        *history.History
+	// raw, in a parallel worker, records value occurrences instead of
+	// interning them (see rawVals); nil otherwise.
+	raw *rawVals
+	ids []byte // arena of transaction ids (idString)
+	// arenaOps, when set, is the size of the op arenas push allocates
+	// (else 64Ki ops), which are then advised to use huge pages.
+	arenaOps int
 	file     string
 	seqs     []int32
 	list     bool
@@ -126,7 +135,7 @@ func (d *decoder) wrap(field string, err error) error {
 // Decode reads a TimeKiller JSON history, streaming: transactions are
 // decoded one by one without building a JSON tree. Inputs of known size
 // (opts.SizeHint) from 8 MiB up are decoded in parallel chunks when at least
-// 4 CPUs are available (see parallel.go); the result, including every id and
+// 2 CPUs are available (see parallel.go); the result, including every id and
 // every error message, is the same as the sequential decode's. With the
 // size hint, tables are presized.
 func Decode(r io.Reader, opts history.DecodeOptions) (*history.History, error) {
@@ -266,6 +275,7 @@ func (d *decoder) presize(scale float64, txns, keys, vals int) {
 	grow := func(n int) int { return int(float64(n)*scale*1.05) + 16 }
 	if want := grow(txns); want > cap(h.Txns) {
 		t := make([]history.Txn, len(h.Txns), want)
+		adviseHuge(unsafe.Pointer(unsafe.SliceData(t)), uintptr(want)*unsafe.Sizeof(t[0]))
 		copy(t, h.Txns)
 		h.Txns = t
 	}
@@ -296,14 +306,34 @@ func (d *decoder) txn() error {
 			return d.wrap(field(""), err)
 		}
 		var nm string
-		switch string(name) {
-		case "tid", "sid", "sts", "cts", "ops", "status":
-			nm = string(name)
+		switch string(name) { // constants: no allocation
+		case "tid":
+			nm = "tid"
+		case "sid":
+			nm = "sid"
+		case "sts":
+			nm = "sts"
+		case "cts":
+			nm = "cts"
+		case "ops":
+			nm = "ops"
+		case "status":
+			nm = "status"
 		default:
 			nm = "other"
 		}
 		switch nm {
 		case "tid", "sid":
+			// Fast path: a string without escapes, wholly in the buffer
+			// (what String would return).
+			if b, ok := lx.plainString(); ok {
+				if nm == "tid" {
+					t.ID = d.idString(b)
+				} else {
+					t.Session = d.h.Sessions.StrBytes(b)
+				}
+				continue
+			}
 			if c, _ := lx.Peek(); c == 'n' {
 				if _, err := lx.Literal(); err != nil {
 					return d.wrap(field(nm), err)
@@ -313,11 +343,11 @@ func (d *decoder) txn() error {
 		}
 		switch nm {
 		case "tid":
-			s, err := d.scalarText()
+			b, err := d.scalarBytes()
 			if err != nil {
 				return d.wrap(field("tid"), err)
 			}
-			t.ID = s
+			t.ID = d.idString(b)
 		case "sid":
 			b, err := d.scalarBytes()
 			if err != nil {
@@ -333,12 +363,23 @@ func (d *decoder) txn() error {
 				return d.wrap(field("cts"), err)
 			}
 		case "status":
-			s, err := lx.String()
-			if err != nil {
-				return d.wrap(field("status"), err)
+			s, ok := lx.plainString()
+			if !ok {
+				if s, err = lx.String(); err != nil {
+					return d.wrap(field("status"), err)
+				}
 			}
-			if t.Status, err = history.ParseStatus(string(s)); err != nil {
-				return d.wrap(field("status"), err)
+			switch string(s) { // the common names without allocating
+			case "committed":
+				t.Status = history.Committed
+			case "aborted":
+				t.Status = history.Aborted
+			case "unknown":
+				t.Status = history.Unknown
+			default:
+				if t.Status, err = history.ParseStatus(string(s)); err != nil {
+					return d.wrap(field("status"), err)
+				}
 			}
 		case "ops":
 			sawOps = true
@@ -382,14 +423,26 @@ func (d *decoder) txn() error {
 	return nil
 }
 
-// scalarText reads a string or integer and returns its text.
-func (d *decoder) scalarText() (string, error) {
-	b, err := d.scalarBytes()
-	return string(b), err
+// idString returns b as a string carved from an arena of transaction ids
+// (one allocation per 16 KiB of ids instead of one per transaction; the
+// arena's bytes are never written again once carved).
+func (d *decoder) idString(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	if len(b) > cap(d.ids)-len(d.ids) {
+		if len(b) > 1<<10 {
+			return string(b)
+		}
+		d.ids = make([]byte, 0, 16<<10)
+	}
+	off := len(d.ids)
+	d.ids = append(d.ids, b...)
+	return unsafe.String(&d.ids[off], len(b))
 }
 
-// scalarBytes is scalarText returning bytes that alias the lexer's buffers
-// (valid until the next lexer call).
+// scalarBytes reads a string or an integer and returns its text, aliasing
+// the lexer's buffers (valid until the next lexer call).
 func (d *decoder) scalarBytes() ([]byte, error) {
 	c, ok := d.lx.Peek()
 	if !ok {
@@ -410,6 +463,9 @@ func (d *decoder) scalarBytes() ([]byte, error) {
 
 func (d *decoder) timestamp() (history.Timestamp, error) {
 	lx := d.lx
+	if ts, ok := d.fastTS(); ok {
+		return ts, nil
+	}
 	c, ok := lx.Peek()
 	if !ok {
 		return history.Timestamp{}, fmt.Errorf("unexpected end of input")
@@ -468,6 +524,40 @@ func (d *decoder) timestamp() (history.Timestamp, error) {
 	}
 	ts.Set = true
 	return ts, nil
+}
+
+// fastTS decodes, from the lexer's buffer, a timestamp written compactly
+// as {"p":P,"l":L} or {"l":L,"p":P} (P and L integers of at most 18
+// digits), as timestamp would; for anything else it consumes nothing and
+// reports false.
+func (d *decoder) fastTS() (history.Timestamp, bool) {
+	if fastOpOff {
+		return history.Timestamp{}, false
+	}
+	lx := d.lx
+	b := lx.buf[lx.pos:]
+	if len(b) < 14 || b[0] != '{' || b[1] != '"' || b[3] != '"' || b[4] != ':' {
+		return history.Timestamp{}, false
+	}
+	f1 := b[2]
+	x, i, ok := fastInt(b, 5)
+	if !ok || i+5 >= len(b) || b[i] != ',' || b[i+1] != '"' || b[i+3] != '"' || b[i+4] != ':' {
+		return history.Timestamp{}, false
+	}
+	f2 := b[i+2]
+	y, j, ok := fastInt(b, i+5)
+	if !ok || b[j] != '}' {
+		return history.Timestamp{}, false
+	}
+	switch {
+	case f1 == 'p' && f2 == 'l':
+		lx.pos += j + 1
+		return history.Timestamp{P: x, L: y, Set: true}, true
+	case f1 == 'l' && f2 == 'p':
+		lx.pos += j + 1
+		return history.Timestamp{P: y, L: x, Set: true}, true
+	}
+	return history.Timestamp{}, false
 }
 
 func (d *decoder) ops(idx int) ([]history.Op, error) {
@@ -583,7 +673,7 @@ func (d *decoder) ops(idx int) ([]history.Op, error) {
 						if !more {
 							break
 						}
-						v, err := d.scalar(d.h.Values)
+						v, err := d.scalar(nil)
 						if err != nil {
 							return nil, d.wrap(fld(i, fmt.Sprintf(".v[%d]", len(d.lists)-off)), err)
 						}
@@ -591,7 +681,7 @@ func (d *decoder) ops(idx int) ([]history.Op, error) {
 					}
 					o.SetListSpan(off, len(d.lists)-off)
 				default:
-					if o.Value, err = d.scalar(d.h.Values); err != nil {
+					if o.Value, err = d.scalar(nil); err != nil {
 						return nil, d.wrap(fld(i, ".v"), err)
 					}
 				}
@@ -644,7 +734,10 @@ func (d *decoder) push(ops []history.Op, o history.Op) []history.Op {
 		if d.arenas != nil {
 			na = d.arenas.Next(2 * len(ops))
 		} else {
-			na = make([]history.Op, max(1<<16, 2*len(ops)))
+			na = make([]history.Op, max(d.arenaOps, 1<<16, 2*len(ops)))
+			if d.arenaOps > 0 {
+				adviseHuge(unsafe.Pointer(&na[0]), uintptr(len(na))*unsafe.Sizeof(na[0]))
+			}
 		}
 		copy(na, ops)
 		d.arena = na
@@ -655,7 +748,8 @@ func (d *decoder) push(ops []history.Op, o history.Op) []history.Op {
 	return ops
 }
 
-// fastOpOff disables fastOp (differential tests).
+// fastOpOff disables the fast paths (differential tests): fastOp and
+// exactOp, fastTS, and the plain-string reads of tid, sid and status.
 var fastOpOff bool
 
 // fastOp decodes, from the lexer's buffer, an op with integer keys and
@@ -818,14 +912,14 @@ func (d *decoder) fastOp() (history.Op, bool) {
 		for x, at := 0, listAt; x < n; x++ {
 			var e int64
 			e, at, _ = fastInt(b, at)
-			d.lists = append(d.lists, d.h.Values.Int(e))
+			d.lists = append(d.lists, d.valInt(e))
 			for at < len(b) && (b[at] == ',' || b[at] == ' ' || b[at] == '\t' || b[at] == '\r' || b[at] == '\n') {
 				at++
 			}
 		}
 		d.list = true
 	case !null:
-		o.Value = d.h.Values.Int(v)
+		o.Value = d.valInt(v)
 	}
 	if vFirst {
 		o.Key = d.h.Keys.Int(k)
@@ -843,6 +937,93 @@ func (d *decoder) fastOp() (history.Op, bool) {
 // anything else ok is false and fastOp's general loop decides. The result
 // is the one that loop gives (key interned before value).
 func (d *decoder) exactOp(b []byte) (o history.Op, n int, ok bool) {
+	// The common case, keys and values of 1 to 7 digits, a word at a time
+	// (the rest of this function, exactOpBytes, decides the others).
+	if len(b) < 40 {
+		return d.exactOpBytes(b)
+	}
+	const (
+		mask5  = 1<<40 - 1
+		kindAt = 0xFF << 48
+		opK    = 0x3a226b227b       // {"k":
+		opT    = 0x2200223a2274222c // ,"t":"?"
+		opTEnc = 0x2200223a2274227b // {"t":"?"
+		opV    = 0x2276222c         // ,"v"
+		opK4   = 0x226b222c         // ,"k"
+		null4  = 0x6c6c756e         // null
+	)
+	var (
+		k, v   int64
+		nk, nv int
+		i      int
+		kindC  byte
+	)
+	le := binary.LittleEndian
+	switch w := le.Uint64(b); {
+	case w&mask5 == opK:
+		if k, nk = digits.Word(le.Uint64(b[5:])); nk == 0 || nk == 8 {
+			return d.exactOpBytes(b)
+		}
+		i = 5 + nk
+		w2 := le.Uint64(b[i:])
+		if w2&^kindAt != opT || le.Uint32(b[i+8:]) != opV || b[i+12] != ':' {
+			return d.exactOpBytes(b)
+		}
+		kindC = byte(w2 >> 48)
+		i += 13
+	case w&^kindAt == opTEnc:
+		if le.Uint32(b[8:]) != opK4 || b[12] != ':' {
+			return d.exactOpBytes(b)
+		}
+		kindC = byte(w >> 48)
+		if k, nk = digits.Word(le.Uint64(b[13:])); nk == 0 || nk == 8 {
+			return d.exactOpBytes(b)
+		}
+		i = 13 + nk
+		if le.Uint32(b[i:]) != opV || b[i+4] != ':' {
+			return d.exactOpBytes(b)
+		}
+		i += 5
+	default:
+		return d.exactOpBytes(b)
+	}
+	o = history.Op{Value: history.NoValue}
+	switch kindC {
+	case 'r':
+		o.Kind = history.Read
+	case 'w':
+		o.Kind = history.Write
+	case 'a':
+		o.Kind = history.Append
+	default:
+		return d.exactOpBytes(b)
+	}
+	null := false
+	if v, nv = digits.Word(le.Uint64(b[i:])); nv == 0 {
+		if le.Uint32(b[i:]) != null4 || o.Kind != history.Read {
+			return d.exactOpBytes(b)
+		}
+		null, i = true, i+4
+	} else if nv == 8 {
+		return d.exactOpBytes(b)
+	} else {
+		i += nv
+	}
+	if b[i] != '}' {
+		return d.exactOpBytes(b)
+	}
+	o.Key = d.h.Keys.Int(k)
+	if !null {
+		o.Value = d.valInt(v)
+	}
+	if o.Kind == history.Append {
+		d.list = true
+	}
+	return o, i + 1, true
+}
+
+// exactOpBytes is exactOp byte by byte.
+func (d *decoder) exactOpBytes(b []byte) (o history.Op, n int, ok bool) {
 	if len(b) < 20 || b[0] != '{' {
 		return o, 0, false
 	}
@@ -903,7 +1084,7 @@ func (d *decoder) exactOp(b []byte) (o history.Op, n int, ok bool) {
 	}
 	o.Key = d.h.Keys.Int(k)
 	if !null {
-		o.Value = d.h.Values.Int(v)
+		o.Value = d.valInt(v)
 	}
 	if o.Kind == history.Append {
 		d.list = true
@@ -928,6 +1109,8 @@ func fastInt(b []byte, i int) (n int64, j int, ok bool) {
 	return n, j, true
 }
 
+// scalar reads a key (into in) or, with in nil, a value (d.valInt,
+// d.valStr): an integer or a string.
 func (d *decoder) scalar(in *history.Interner) (int32, error) {
 	c, ok := d.lx.Peek()
 	if !ok {
@@ -938,20 +1121,42 @@ func (d *decoder) scalar(in *history.Interner) (int32, error) {
 		if err != nil {
 			return 0, err
 		}
+		if in == nil {
+			return d.valStr(string(b)), nil
+		}
 		return in.Str(string(b)), nil
 	}
-	if n, ok := d.lx.fastInt(); ok {
-		return in.Int(n), nil
+	n, ok := d.lx.fastInt()
+	if !ok {
+		b, err := d.lx.Number()
+		if err != nil {
+			return 0, err
+		}
+		if n, err = ParseInt(b); err != nil {
+			return 0, fmt.Errorf("want an integer or a string, got %s", b)
+		}
 	}
-	b, err := d.lx.Number()
-	if err != nil {
-		return 0, err
-	}
-	n, err := ParseInt(b)
-	if err != nil {
-		return 0, fmt.Errorf("want an integer or a string, got %s", b)
+	if in == nil {
+		return d.valInt(n), nil
 	}
 	return in.Int(n), nil
+}
+
+// valInt interns the integer value v: in the history's value table, or in
+// a parallel worker as the chunk's next value occurrence (see rawVals).
+func (d *decoder) valInt(v int64) int32 {
+	if d.raw != nil {
+		return d.raw.int(v)
+	}
+	return d.h.Values.Int(v)
+}
+
+// valStr is valInt for a string value.
+func (d *decoder) valStr(s string) int32 {
+	if d.raw != nil {
+		return d.raw.str(s)
+	}
+	return d.h.Values.Str(s)
 }
 
 // Encode writes h in TimeKiller JSON, one transaction per line inside the

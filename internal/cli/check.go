@@ -427,12 +427,11 @@ func onDB(db string) string {
 func checkHistoryCtx(ctx context.Context, file string, h *history.History, f *checkFlags, params map[string]string, start time.Time) (*report.Input, int, error) {
 	mdl, why := pickModelWhy(f.model, h)
 	auto := f.checker == "" || f.checker == "auto"
+	// With auto, every applicable checker, strongest first; the loop stops
+	// at the first decision.
 	checkers, notApp, err := selectCheckers(h, mdl, f.checker)
 	if err != nil {
 		return nil, ExitUsage, err
-	}
-	if auto {
-		checkers, _ = check.Pick(h, mdl) // strongest first; the loop stops at the first decision
 	}
 	in := &report.Input{File: file, History: h, NotApplicable: notApp, ModelWhy: why}
 	opts := check.Options{Model: mdl, MaxAnomalies: f.maxPerType(), Budget: f.budget, Params: params,
@@ -494,14 +493,15 @@ func verdictCode(rs []*check.Result) int {
 	return code
 }
 
+// selectCheckers returns the checkers spec names (with "" or "auto", every
+// applicable one, strongest first) and why the others do not apply. It
+// calls check.Pick once: every checker's Applies looks at the whole history
+// (on 1M transactions × 15 ops, a second Pick cost about 0.5 s).
 func selectCheckers(h *history.History, mdl, spec string) ([]check.Checker, map[string]string, error) {
 	ok, notApp := check.Pick(h, mdl)
 	switch spec {
 	case "", "auto":
-		if len(ok) > 0 {
-			return ok[:1], notApp, nil
-		}
-		return nil, notApp, nil
+		return ok, notApp, nil
 	case "all":
 		return ok, notApp, nil
 	}

@@ -58,3 +58,13 @@ func Parse(b []byte, i, max int) (n int64, j int) {
 	}
 	return n, j
 }
+
+// Word parses the digits at the start of the eight bytes v (the input's
+// bytes loaded little-endian, lowest first). It returns their value and
+// count k; k is 0 when the first byte is not a digit, and 8 when all eight
+// are digits (the run may go on: use Parse). Small enough to inline in a
+// caller's loop.
+func Word(v uint64) (n int64, k int) {
+	k = run(v)
+	return int64(value(v, k)), k // value(v, 0) is 0: Go shifts by 64 to 0
+}

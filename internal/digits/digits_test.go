@@ -1,6 +1,7 @@
 package digits
 
 import (
+	"encoding/binary"
 	"strconv"
 	"testing"
 )
@@ -57,6 +58,43 @@ func FuzzParse(f *testing.F) {
 			if v, err := strconv.ParseInt(string(b[i:j]), 10, 64); err != nil || v != n {
 				t.Fatalf("%q: %d, strconv %d %v", b[i:j], n, v, err)
 			}
+		}
+	})
+}
+
+// TestWord: Word agrees with the byte-at-a-time loop on every run length
+// 0 to 8 followed by every kind of stop byte (k == 8 means the run fills
+// the word and may go on).
+func TestWord(t *testing.T) {
+	stops := []byte{' ', ',', ']', '}', '\n', '/', ':', '9' + 1, 0, 0x7F, 0xF9, 0xFA, 0xFF, 'a', '-'}
+	for l := 0; l <= 8; l++ {
+		for _, stop := range stops {
+			b := make([]byte, 0, 16)
+			for k := 0; k < l; k++ {
+				b = append(b, byte('0'+(k*7+3)%10))
+			}
+			for len(b) < 8 {
+				b = append(b, stop)
+			}
+			n, k := Word(binary.LittleEndian.Uint64(b))
+			wn, wj := slowParse(b, 0, 8)
+			if k != wj || (k > 0 && n != wn) || (k == 0 && n != 0) {
+				t.Errorf("Word(%q) = %d, %d; want %d, %d", b, n, k, wn, wj)
+			}
+		}
+	}
+}
+
+func FuzzWord(f *testing.F) {
+	f.Add(uint64(0x3132333435363738))
+	f.Add(uint64(0x2c2c2c2c2c2c3131))
+	f.Fuzz(func(t *testing.T, v uint64) {
+		var b [8]byte
+		binary.LittleEndian.PutUint64(b[:], v)
+		n, k := Word(v)
+		wn, wj := slowParse(b[:], 0, 8)
+		if k != wj || n != wn {
+			t.Errorf("Word(%q) = %d, %d; want %d, %d", b, n, k, wn, wj)
 		}
 	})
 }
