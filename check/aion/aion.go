@@ -306,6 +306,10 @@ type Checker struct {
 	// writer table (see state.go)
 	writers writerTab
 	wfree   []int32
+	// reference changes deferred during a sweep (deferRef), and
+	// applyRefs's scratch
+	refs, refSorted []uint32
+	refCnt, refPos  []int32
 	// failed: per key, final Ext failures that a late write may still
 	// re-open (see "Late writes after finality"; fFailed)
 	failed  map[int32][]failRec
@@ -503,14 +507,93 @@ func (c *Checker) unref(i int32, ghost bool) {
 	}
 }
 
-// toGhost makes version v name its writer as a ghost.
+// toGhost makes version v name its writer as a ghost; the change of
+// the writer's references is deferred (deferRef).
 func (c *Checker) toGhost(v *version) {
 	if v.ghost {
 		return
 	}
 	v.ghost = true
-	c.writers.ref(v.w).ghost++
-	c.unref(v.w, false)
+	c.deferRef(v.w, refToGhost)
+}
+
+// Reference changes made by a sweep of the active keys (tick) are not
+// applied to the writer table as each version is discarded or made a
+// ghost: the versions of consecutive keys name writers all over the table,
+// so that cost a cache miss per version (about half of Tick's time on the
+// committed-heavy stream, docs/benchmarks.md, issue 17 item 4, sixth
+// session). They are collected (deferRef) and applied at the end of the
+// sweep grouped by page of the table (applyRefs). The result is the one
+// unref and toGhost give applied one by one: the counts only add up, and
+// an entry is stripped or freed by its final counts (a writer still named
+// by a version keeps a count above zero throughout). Nothing reads the
+// counts during a sweep.
+const (
+	refFull    = 0 // a full reference dropped
+	refGhost   = 1 // a ghost reference dropped
+	refToGhost = 2 // a full reference became a ghost one
+)
+
+// deferRef records a reference change of writer i (refFull, refGhost or
+// refToGhost), applied by applyRefs.
+func (c *Checker) deferRef(i int32, kind uint32) {
+	c.refs = append(c.refs, uint32(i)<<2|kind)
+}
+
+// applyRefs applies the deferred reference changes (see deferRef), page
+// by page of the writer table: first the counts of a page's entries, then
+// the stripping or freeing their final counts call for.
+func (c *Checker) applyRefs() {
+	d := c.refs
+	if len(d) == 0 {
+		return
+	}
+	const sh = 2 + writerPageBits
+	np := len(c.writers.r)
+	cnt := slices.Grow(c.refCnt[:0], np+1)[:np+1]
+	clear(cnt)
+	for _, x := range d {
+		cnt[x>>sh+1]++
+	}
+	for p := 1; p <= np; p++ {
+		cnt[p] += cnt[p-1]
+	}
+	out := slices.Grow(c.refSorted[:0], len(d))[:len(d)]
+	pos := slices.Grow(c.refPos[:0], np)[:np]
+	copy(pos, cnt[:np])
+	for _, x := range d {
+		p := x >> sh
+		out[pos[p]] = x
+		pos[p]++
+	}
+	for p := range np {
+		grp := out[cnt[p]:cnt[p+1]]
+		for _, x := range grp {
+			r := c.writers.ref(int32(x >> 2))
+			switch x & 3 {
+			case refFull:
+				r.full--
+			case refGhost:
+				r.ghost--
+			default:
+				r.full--
+				r.ghost++
+			}
+		}
+		for _, x := range grp {
+			i := int32(x >> 2)
+			if r := c.writers.ref(i); r.full == 0 {
+				if r.ghost == 0 {
+					*c.writers.at(i) = writer{}
+					c.wfree = append(c.wfree, i)
+					r.ghost = -1 // freed (newWriter resets it)
+				} else if w := c.writers.at(i); r.ghost > 0 && w.t != nil {
+					w.t = nil
+				}
+			}
+		}
+	}
+	c.refs, c.refCnt, c.refSorted, c.refPos = d[:0], cnt, out, pos
 }
 
 func (c *Checker) isInitial(v Val) bool {
@@ -1076,6 +1159,7 @@ func (c *Checker) tick(before time.Time) {
 			}
 		}
 	}
+	c.applyRefs()
 }
 
 // sweepKey discards key k's state below the watermark w (see tick).
@@ -1100,7 +1184,11 @@ func (c *Checker) sweepKey(k int32, w history.Timestamp) {
 	if x > 0 {
 		vs := c.vers(ks)
 		for i := range vs[:x] {
-			c.unref(vs[i].w, vs[i].ghost)
+			k := uint32(refFull)
+			if vs[i].ghost {
+				k = refGhost
+			}
+			c.deferRef(vs[i].w, k)
 		}
 		m := copy(vs, vs[x:])
 		ks.nv = uint32(m)
