@@ -804,14 +804,40 @@ func (c *Checker) prefetch(t *Txn) {
 			ks.flags |= fRef // used: spared by the next forgetting pass (keys.go)
 		}
 	}
+	var grows [8]uint8 // slots of each class this transaction's installs will take
 	for j := range t.Ops {
 		if o := &t.Ops[j]; o.Kind == history.Write && o.Key >= 0 && o.Key < n {
-			if ks := c.keys.get(o.Key); ks.vcls != 0 && int(ks.nv) < clsSize(ks.vcls) {
+			ks := c.keys.get(o.Key)
+			if ks.vcls != 0 && int(ks.nv) < clsSize(ks.vcls) {
 				x += c.vp.slot(ks.vcls, ks.voff)[ks.nv].vK
+				continue
+			}
+			// install will move the key's versions to a slot of the
+			// next class (resize): start loading both
+			cl := uint8(1)
+			if ks.nv > 0 {
+				cl = max(2, ks.vcls+1)
+				c.prefetchLines(c.vp.slot(ks.vcls, ks.voff)[:ks.nv])
+			}
+			if int(cl) < len(grows) {
+				if s, ok := c.vp.peek(cl, int(grows[cl])); ok {
+					c.prefetchLines(c.vp.slot(cl, s)[:ks.nv+1])
+				}
+				grows[cl]++
 			}
 		}
 	}
 	c.sink += x
+}
+
+// prefetchLines starts loading the cache lines of vs (changes nothing).
+func (c *Checker) prefetchLines(vs []version) {
+	const line = 64
+	p := uintptr(unsafe.Pointer(unsafe.SliceData(vs)))
+	end := p + uintptr(len(vs))*unsafe.Sizeof(version{})
+	for a := p &^ (line - 1); a < end; a += line {
+		prefetch(a)
+	}
 }
 
 // AddAll adds ts in order, as Add does one by one, and calls refused for
@@ -819,7 +845,8 @@ func (c *Checker) prefetch(t *Txn) {
 // transaction is checked, the cache misses of the next ones are started
 // without waiting for them (see Prefetch): their ids' direct-index entries
 // three transactions ahead, their key lines two ahead, the version slots
-// their writes append to one ahead. The checker's time per transaction is
+// their writes append to one ahead, and the writer table entries the
+// next writers take. The checker's time per transaction is
 // mostly such misses (docs/benchmarks.md, issue 17 item 4).
 func (c *Checker) AddAll(ts []*Txn, refused func(*Txn, error)) int {
 	n := 0
@@ -833,6 +860,7 @@ func (c *Checker) AddAll(ts []*Txn, refused func(*Txn, error)) int {
 		if i+1 < len(ts) {
 			c.prefetchSlots(ts[i+1])
 		}
+		c.prefetchWriter()
 		if err := c.Add(t); err != nil {
 			refused(t, err)
 			continue
@@ -878,6 +906,19 @@ func (c *Checker) prefetchKeys(t *Txn) {
 		if k := c.peekID(&t.Ops[j]); k >= 0 {
 			prefetch(uintptr(unsafe.Pointer(c.keys.get(k))))
 		}
+	}
+}
+
+// prefetchWriter starts loading the writer table entries the next two
+// writers will take (newWriter reuses freed entries, last freed first,
+// and those lie anywhere in the table); it changes nothing.
+func (c *Checker) prefetchWriter() {
+	for n := len(c.wfree) - 1; n >= 0 && n >= len(c.wfree)-2; n-- {
+		i := c.wfree[n]
+		w := uintptr(unsafe.Pointer(c.writers.at(i)))
+		prefetch(w)
+		prefetch(w + unsafe.Sizeof(writer{}) - 1)
+		prefetch(uintptr(unsafe.Pointer(c.writers.ref(i))))
 	}
 }
 
