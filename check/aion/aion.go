@@ -817,11 +817,11 @@ func (c *Checker) prefetch(t *Txn) {
 			cl := uint8(1)
 			if ks.nv > 0 {
 				cl = max(2, ks.vcls+1)
-				c.prefetchLines(c.vp.slot(ks.vcls, ks.voff)[:ks.nv])
+				prefetchVers(c.vp.slot(ks.vcls, ks.voff)[:ks.nv])
 			}
 			if int(cl) < len(grows) {
 				if s, ok := c.vp.peek(cl, int(grows[cl])); ok {
-					c.prefetchLines(c.vp.slot(cl, s)[:ks.nv+1])
+					prefetchVers(c.vp.slot(cl, s)[:ks.nv+1])
 				}
 				grows[cl]++
 			}
@@ -830,13 +830,20 @@ func (c *Checker) prefetch(t *Txn) {
 	c.sink += x
 }
 
-// prefetchLines starts loading the cache lines of vs (changes nothing).
-func (c *Checker) prefetchLines(vs []version) {
+// prefetchLines starts loading the cache lines of the n bytes at p
+// (changes nothing).
+func prefetchLines(p unsafe.Pointer, n uintptr) {
 	const line = 64
-	p := uintptr(unsafe.Pointer(unsafe.SliceData(vs)))
-	end := p + uintptr(len(vs))*unsafe.Sizeof(version{})
-	for a := p &^ (line - 1); a < end; a += line {
+	a, end := uintptr(p), uintptr(p)+n
+	for a &^= line - 1; a < end; a += line {
 		prefetch(a)
+	}
+}
+
+// prefetchVers starts loading the cache lines of vs (changes nothing).
+func prefetchVers(vs []version) {
+	if len(vs) > 0 {
+		prefetchLines(unsafe.Pointer(&vs[0]), uintptr(len(vs))*unsafe.Sizeof(version{}))
 	}
 }
 
@@ -851,6 +858,14 @@ func (c *Checker) prefetchLines(vs []version) {
 func (c *Checker) AddAll(ts []*Txn, refused func(*Txn, error)) int {
 	n := 0
 	for i, t := range ts {
+		if i+6 < len(ts) {
+			prefetchLines(unsafe.Pointer(ts[i+6]), unsafe.Sizeof(Txn{}))
+		}
+		if i+4 < len(ts) {
+			if ops := ts[i+4].Ops; len(ops) > 0 {
+				prefetchLines(unsafe.Pointer(&ops[0]), uintptr(len(ops))*unsafe.Sizeof(Op{}))
+			}
+		}
 		if i+3 < len(ts) {
 			c.prefetchIDs(ts[i+3])
 		}

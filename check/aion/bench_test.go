@@ -315,3 +315,46 @@ func BenchmarkAddAllStream(b *testing.B) {
 	}
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(len(streamTxns)*b.N), "cpu-ns/txn")
 }
+
+// BenchmarkReaderStream measures decoding alone (what one of watch's
+// decoder goroutines does) on the first 256 MiB of the stream named by
+// $TXRAY_AION_STREAM (see BenchmarkAddAllStream), in batches of 256 KiB
+// of complete lines; skipped without it.
+func BenchmarkReaderStream(b *testing.B) {
+	path := os.Getenv("TXRAY_AION_STREAM")
+	if path == "" {
+		b.Skip("TXRAY_AION_STREAM not set")
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	data := make([]byte, 256<<20)
+	n, _ := io.ReadFull(f, data)
+	f.Close()
+	data = data[:bytes.LastIndexByte(data[:n], '\n')+1]
+	b.SetBytes(int64(len(data)))
+	b.ResetTimer()
+	cpu0 := cpuTime()
+	txns := 0
+	for range b.N {
+		rd := NewBytesReader(nil, New(Config{}), path)
+		for rest := data; len(rest) > 0; {
+			cut := min(len(rest), 256<<10)
+			cut = bytes.LastIndexByte(rest[:cut], '\n') + 1
+			rd.Reset(rest[:cut], 0)
+			rest = rest[cut:]
+			for {
+				_, err := rd.Next()
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+				txns++
+			}
+		}
+	}
+	b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(txns), "cpu-ns/txn")
+}
