@@ -306,6 +306,10 @@ type Checker struct {
 	// writer table (see state.go)
 	writers writerTab
 	wfree   []int32
+	// reference changes deferred during a sweep (deferRef), and
+	// applyRefs's scratch
+	refs, refSorted []uint32
+	refCnt, refPos  []int32
 	// failed: per key, final Ext failures that a late write may still
 	// re-open (see "Late writes after finality"; fFailed)
 	failed  map[int32][]failRec
@@ -503,14 +507,93 @@ func (c *Checker) unref(i int32, ghost bool) {
 	}
 }
 
-// toGhost makes version v name its writer as a ghost.
+// toGhost makes version v name its writer as a ghost; the change of
+// the writer's references is deferred (deferRef).
 func (c *Checker) toGhost(v *version) {
 	if v.ghost {
 		return
 	}
 	v.ghost = true
-	c.writers.ref(v.w).ghost++
-	c.unref(v.w, false)
+	c.deferRef(v.w, refToGhost)
+}
+
+// Reference changes made by a sweep of the active keys (tick) are not
+// applied to the writer table as each version is discarded or made a
+// ghost: the versions of consecutive keys name writers all over the table,
+// so that cost a cache miss per version (about half of Tick's time on the
+// committed-heavy stream, docs/benchmarks.md, issue 17 item 4, sixth
+// session). They are collected (deferRef) and applied at the end of the
+// sweep grouped by page of the table (applyRefs). The result is the one
+// unref and toGhost give applied one by one: the counts only add up, and
+// an entry is stripped or freed by its final counts (a writer still named
+// by a version keeps a count above zero throughout). Nothing reads the
+// counts during a sweep.
+const (
+	refFull    = 0 // a full reference dropped
+	refGhost   = 1 // a ghost reference dropped
+	refToGhost = 2 // a full reference became a ghost one
+)
+
+// deferRef records a reference change of writer i (refFull, refGhost or
+// refToGhost), applied by applyRefs.
+func (c *Checker) deferRef(i int32, kind uint32) {
+	c.refs = append(c.refs, uint32(i)<<2|kind)
+}
+
+// applyRefs applies the deferred reference changes (see deferRef), page
+// by page of the writer table: first the counts of a page's entries, then
+// the stripping or freeing their final counts call for.
+func (c *Checker) applyRefs() {
+	d := c.refs
+	if len(d) == 0 {
+		return
+	}
+	const sh = 2 + writerPageBits
+	np := len(c.writers.r)
+	cnt := slices.Grow(c.refCnt[:0], np+1)[:np+1]
+	clear(cnt)
+	for _, x := range d {
+		cnt[x>>sh+1]++
+	}
+	for p := 1; p <= np; p++ {
+		cnt[p] += cnt[p-1]
+	}
+	out := slices.Grow(c.refSorted[:0], len(d))[:len(d)]
+	pos := slices.Grow(c.refPos[:0], np)[:np]
+	copy(pos, cnt[:np])
+	for _, x := range d {
+		p := x >> sh
+		out[pos[p]] = x
+		pos[p]++
+	}
+	for p := range np {
+		grp := out[cnt[p]:cnt[p+1]]
+		for _, x := range grp {
+			r := c.writers.ref(int32(x >> 2))
+			switch x & 3 {
+			case refFull:
+				r.full--
+			case refGhost:
+				r.ghost--
+			default:
+				r.full--
+				r.ghost++
+			}
+		}
+		for _, x := range grp {
+			i := int32(x >> 2)
+			if r := c.writers.ref(i); r.full == 0 {
+				if r.ghost == 0 {
+					*c.writers.at(i) = writer{}
+					c.wfree = append(c.wfree, i)
+					r.ghost = -1 // freed (newWriter resets it)
+				} else if w := c.writers.at(i); r.ghost > 0 && w.t != nil {
+					w.t = nil
+				}
+			}
+		}
+	}
+	c.refs, c.refCnt, c.refSorted, c.refPos = d[:0], cnt, out, pos
 }
 
 func (c *Checker) isInitial(v Val) bool {
@@ -721,14 +804,47 @@ func (c *Checker) prefetch(t *Txn) {
 			ks.flags |= fRef // used: spared by the next forgetting pass (keys.go)
 		}
 	}
+	var grows [8]uint8 // slots of each class this transaction's installs will take
 	for j := range t.Ops {
 		if o := &t.Ops[j]; o.Kind == history.Write && o.Key >= 0 && o.Key < n {
-			if ks := c.keys.get(o.Key); ks.vcls != 0 && int(ks.nv) < clsSize(ks.vcls) {
+			ks := c.keys.get(o.Key)
+			if ks.vcls != 0 && int(ks.nv) < clsSize(ks.vcls) {
 				x += c.vp.slot(ks.vcls, ks.voff)[ks.nv].vK
+				continue
+			}
+			// install will move the key's versions to a slot of the
+			// next class (resize): start loading both
+			cl := uint8(1)
+			if ks.nv > 0 {
+				cl = max(2, ks.vcls+1)
+				prefetchVers(c.vp.slot(ks.vcls, ks.voff)[:ks.nv])
+			}
+			if int(cl) < len(grows) {
+				if s, ok := c.vp.peek(cl, int(grows[cl])); ok {
+					prefetchVers(c.vp.slot(cl, s)[:ks.nv+1])
+				}
+				grows[cl]++
 			}
 		}
 	}
 	c.sink += x
+}
+
+// prefetchLines starts loading the cache lines of the n bytes at p
+// (changes nothing).
+func prefetchLines(p unsafe.Pointer, n uintptr) {
+	const line = 64
+	a, end := uintptr(p), uintptr(p)+n
+	for a &^= line - 1; a < end; a += line {
+		prefetch(a)
+	}
+}
+
+// prefetchVers starts loading the cache lines of vs (changes nothing).
+func prefetchVers(vs []version) {
+	if len(vs) > 0 {
+		prefetchLines(unsafe.Pointer(&vs[0]), uintptr(len(vs))*unsafe.Sizeof(version{}))
+	}
 }
 
 // AddAll adds ts in order, as Add does one by one, and calls refused for
@@ -736,11 +852,20 @@ func (c *Checker) prefetch(t *Txn) {
 // transaction is checked, the cache misses of the next ones are started
 // without waiting for them (see Prefetch): their ids' direct-index entries
 // three transactions ahead, their key lines two ahead, the version slots
-// their writes append to one ahead. The checker's time per transaction is
+// their writes append to one ahead, and the writer table entries the
+// next writers take. The checker's time per transaction is
 // mostly such misses (docs/benchmarks.md, issue 17 item 4).
 func (c *Checker) AddAll(ts []*Txn, refused func(*Txn, error)) int {
 	n := 0
 	for i, t := range ts {
+		if i+6 < len(ts) {
+			prefetchLines(unsafe.Pointer(ts[i+6]), unsafe.Sizeof(Txn{}))
+		}
+		if i+4 < len(ts) {
+			if ops := ts[i+4].Ops; len(ops) > 0 {
+				prefetchLines(unsafe.Pointer(&ops[0]), uintptr(len(ops))*unsafe.Sizeof(Op{}))
+			}
+		}
 		if i+3 < len(ts) {
 			c.prefetchIDs(ts[i+3])
 		}
@@ -750,6 +875,7 @@ func (c *Checker) AddAll(ts []*Txn, refused func(*Txn, error)) int {
 		if i+1 < len(ts) {
 			c.prefetchSlots(ts[i+1])
 		}
+		c.prefetchWriter()
 		if err := c.Add(t); err != nil {
 			refused(t, err)
 			continue
@@ -795,6 +921,19 @@ func (c *Checker) prefetchKeys(t *Txn) {
 		if k := c.peekID(&t.Ops[j]); k >= 0 {
 			prefetch(uintptr(unsafe.Pointer(c.keys.get(k))))
 		}
+	}
+}
+
+// prefetchWriter starts loading the writer table entries the next two
+// writers will take (newWriter reuses freed entries, last freed first,
+// and those lie anywhere in the table); it changes nothing.
+func (c *Checker) prefetchWriter() {
+	for n := len(c.wfree) - 1; n >= 0 && n >= len(c.wfree)-2; n-- {
+		i := c.wfree[n]
+		w := uintptr(unsafe.Pointer(c.writers.at(i)))
+		prefetch(w)
+		prefetch(w + unsafe.Sizeof(writer{}) - 1)
+		prefetch(uintptr(unsafe.Pointer(c.writers.ref(i))))
 	}
 }
 
@@ -1076,6 +1215,7 @@ func (c *Checker) tick(before time.Time) {
 			}
 		}
 	}
+	c.applyRefs()
 }
 
 // sweepKey discards key k's state below the watermark w (see tick).
@@ -1100,7 +1240,11 @@ func (c *Checker) sweepKey(k int32, w history.Timestamp) {
 	if x > 0 {
 		vs := c.vers(ks)
 		for i := range vs[:x] {
-			c.unref(vs[i].w, vs[i].ghost)
+			k := uint32(refFull)
+			if vs[i].ghost {
+				k = refGhost
+			}
+			c.deferRef(vs[i].w, k)
 		}
 		m := copy(vs, vs[x:])
 		ks.nv = uint32(m)

@@ -5,6 +5,9 @@ import (
 	"context"
 	"io"
 	"math/rand/v2"
+	"os"
+	"runtime"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -226,4 +229,132 @@ func cpuTime() time.Duration {
 	var ru syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+var streamTxns []*Txn
+
+// BenchmarkAddAllStream measures the checker goroutine of txray watch as
+// watch runs it (AddAll on batches of 256 decoded transactions, a Tick
+// every 250 ms, FinalAfter 1 s) on a recorded stream, with the clock
+// simulated at 200,000 transactions/s so that the result does not depend
+// on machine load: cpu-ns/txn is the process CPU (the collector included)
+// per transaction. The stream is the file named by $TXRAY_AION_STREAM
+// (native JSON Lines, e.g. the issue 17 committed-heavy stream: txray gen
+// -w rw-register -l snapshot-isolation --clients 50 --keys 100000 --dist
+// uniform --ops 15 --read-ratio 0.5 -n 1000000), its first
+// $TXRAY_AION_STREAM_TXNS transactions (default 500,000); skipped
+// without it. Unlike BenchmarkAddCommittedHeavy it runs long enough for
+// the sweeps to discard versions as watch's do.
+func BenchmarkAddAllStream(b *testing.B) {
+	path := os.Getenv("TXRAY_AION_STREAM")
+	if path == "" {
+		b.Skip("TXRAY_AION_STREAM not set")
+	}
+	if streamTxns == nil {
+		limit := 500_000
+		if s := os.Getenv("TXRAY_AION_STREAM_TXNS"); s != "" {
+			var err error
+			if limit, err = strconv.Atoi(s); err != nil {
+				b.Fatal(err)
+			}
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer f.Close()
+		rd := NewReader(f, New(Config{}), path)
+		for len(streamTxns) < limit {
+			x, err := rd.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			streamTxns = append(streamTxns, x)
+		}
+	}
+	b.ResetTimer()
+	var cpu time.Duration
+	for range b.N {
+		b.StopTimer()
+		// fresh copies: Add annotates transactions and interns their keys
+		txns := make([]*Txn, len(streamTxns))
+		arena := make([]Txn, len(streamTxns))
+		nops := 0
+		for _, t := range streamTxns {
+			nops += len(t.Ops)
+		}
+		ops := make([]Op, 0, nops)
+		for i, t := range streamTxns {
+			arena[i] = *t
+			ops = append(ops, t.Ops...)
+			arena[i].Ops = ops[len(ops)-len(t.Ops) : len(ops) : len(ops)]
+			txns[i] = &arena[i]
+		}
+		now := time.Unix(0, 0)
+		c := New(Config{FinalAfter: time.Second, Now: func() time.Time { return now }})
+		runtime.GC()
+		b.StartTimer()
+		cpu0 := cpuTime()
+		const batch, perTick = 256, 50_000
+		for i := 0; i < len(txns); i += batch {
+			j := min(i+batch, len(txns))
+			now = now.Add(time.Duration(j-i) * 5 * time.Microsecond)
+			c.AddAll(txns[i:j], func(_ *Txn, err error) { b.Fatal(err) })
+			if i/perTick != j/perTick {
+				c.Tick()
+			}
+		}
+		r := c.Close()
+		cpu += cpuTime() - cpu0
+		if r.Verdict != check.Valid {
+			b.Fatalf("%v %v", r.Verdict, r.Reason)
+		}
+	}
+	b.ReportMetric(float64(cpu.Nanoseconds())/float64(len(streamTxns)*b.N), "cpu-ns/txn")
+}
+
+// BenchmarkReaderStream measures decoding alone (what one of watch's
+// decoder goroutines does) on the first 256 MiB of the stream named by
+// $TXRAY_AION_STREAM (see BenchmarkAddAllStream), in batches of 256 KiB
+// of complete lines; skipped without it.
+func BenchmarkReaderStream(b *testing.B) {
+	path := os.Getenv("TXRAY_AION_STREAM")
+	if path == "" {
+		b.Skip("TXRAY_AION_STREAM not set")
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	data := make([]byte, 256<<20)
+	n, _ := io.ReadFull(f, data)
+	f.Close()
+	data = data[:bytes.LastIndexByte(data[:n], '\n')+1]
+	b.SetBytes(int64(len(data)))
+	b.ResetTimer()
+	cpu0 := cpuTime()
+	txns := 0
+	for range b.N {
+		rd := NewBytesReader(nil, New(Config{}), path)
+		for rest := data; len(rest) > 0; {
+			cut := min(len(rest), 256<<10)
+			cut = bytes.LastIndexByte(rest[:cut], '\n') + 1
+			rd.Reset(rest[:cut], 0)
+			rest = rest[cut:]
+			for {
+				_, err := rd.Next()
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+				txns++
+			}
+		}
+	}
+	b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(txns), "cpu-ns/txn")
 }

@@ -162,6 +162,24 @@ func (p *vpool) alloc(c uint8) uint32 {
 	return s
 }
 
+// peek returns the slot of class c that alloc will hand out after m more
+// allocations of that class and no release, or false if it is not in a
+// page yet (changes nothing).
+func (p *vpool) peek(c uint8, m int) (uint32, bool) {
+	if int(c) >= len(p.cls) {
+		return 0, false
+	}
+	k := &p.cls[c]
+	if m < len(k.free) {
+		return k.free[len(k.free)-1-m], true
+	}
+	s := k.n + uint32(m-len(k.free))
+	if int(s)/k.per >= len(k.pages) {
+		return 0, false
+	}
+	return s, true
+}
+
 func (p *vpool) release(c uint8, s uint32) {
 	if c == 0 {
 		return
