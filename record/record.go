@@ -45,7 +45,9 @@ type Config struct {
 	// Txns is the number of transactions to run (attempts: committed,
 	// aborted and unknown all count). Ignored when Duration is set.
 	Txns int
-	// Duration, if > 0, runs for that long instead of Txns transactions.
+	// Duration, if > 0, runs for that long instead of Txns transactions,
+	// counted from when every client has connected (Stats.Elapsed from
+	// the same moment).
 	Duration time.Duration
 	// Seed seeds every client's random stream.
 	Seed uint64
@@ -91,12 +93,14 @@ type Config struct {
 	wrapHistory func(io.Writer) io.Writer
 	// afterLock, if set, is called once the run holds the database's run
 	// lock (Exclusive), and onStart just before the clients start (after
-	// setup): tests synchronise with the run through them instead of
-	// guessing with sleeps.
+	// setup and after every client has connected, before the run's clock
+	// and Duration start): tests synchronise with the run through them
+	// instead of guessing with sleeps.
 	afterLock, onStart func()
 	// clientConn, if set, is called with each client's connection after it
-	// connects (open true) and before it closes (open false): benchmarks
-	// read the server backend's CPU time through it.
+	// connects (open true; the first sessions before onStart, a session
+	// replacing a lost one during the run) and before it closes (open
+	// false): benchmarks read the server backend's CPU time through it.
 	clientConn func(c db.Conn, open bool)
 	// chainsWithCommitOrder keeps the replaced-version capture
 	// (workload.Config.CommitOrder off) when a commit stream gives the
@@ -414,6 +418,18 @@ func run(ctx context.Context, cfg Config) (*Result, error) {
 	// TxnTimeout), and the recorder drains the commit stream on it, so an
 	// interrupted run still ends with a complete, checkable history.
 	work := context.WithoutCancel(ctx)
+	// Every client connects before the clock starts, so a Duration is the
+	// workload's time, not the connections' (on a loaded machine, or a
+	// distant server, connecting took a whole 1-s benchmark run once), and
+	// the first transactions do not wait behind other clients' handshakes.
+	conns, err := connectClients(work, &cfg, d)
+	if err != nil {
+		return nil, err
+	}
+	defer closeClients(&cfg, conns)
+	if cfg.onStart != nil {
+		cfg.onStart()
+	}
 	var cnt counters
 	start := time.Now()
 	clock := func() int64 { return int64(time.Since(start)) }
@@ -460,9 +476,6 @@ func run(ctx context.Context, cfg Config) (*Result, error) {
 		}()
 	}
 
-	if cfg.onStart != nil {
-		cfg.onStart()
-	}
 	var wg sync.WaitGroup
 	var fatalOnce sync.Once
 	var fatal error
@@ -470,7 +483,7 @@ func run(ctx context.Context, cfg Config) (*Result, error) {
 		wg.Add(1)
 		go func(id int) {
 			defer wg.Done()
-			err := runClient(work, runCtx, &cfg, d, wl, shared, id, clock, claim, &cnt, q)
+			err := runClient(work, runCtx, &cfg, d, &conns[id], wl, shared, id, clock, claim, &cnt, q)
 			if err != nil {
 				fatalOnce.Do(func() { fatal = err; cancel() })
 			}
@@ -478,6 +491,7 @@ func run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
+	closeClients(&cfg, conns)
 	close(stopProgress)
 	progWG.Wait()
 	if !cfg.NoRecord {
@@ -523,11 +537,63 @@ func (e *WriteError) Error() string {
 
 func (e *WriteError) Unwrap() error { return e.Err }
 
+// connectClients opens one session per client, all at once, and hands
+// each to cfg.clientConn. If one fails, those opened are closed and the
+// error names the client.
+func connectClients(ctx context.Context, cfg *Config, d db.DB) ([]db.Conn, error) {
+	conns := make([]db.Conn, cfg.Clients)
+	errs := make([]error, cfg.Clients)
+	var wg sync.WaitGroup
+	for id := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			conns[id], errs[id] = d.Conn(ctx)
+		}()
+	}
+	wg.Wait()
+	for id, err := range errs {
+		if err != nil {
+			for _, c := range conns {
+				if c != nil {
+					c.Close()
+				}
+			}
+			return nil, fmt.Errorf("client %d: connect: %v", id, err)
+		}
+	}
+	if cfg.clientConn != nil {
+		for _, c := range conns {
+			cfg.clientConn(c, true)
+		}
+	}
+	return conns, nil
+}
+
+// closeClients closes the clients' sessions still open (a client that
+// lost its session and could not reconnect leaves nil) and clears conns;
+// calling it again does nothing.
+func closeClients(cfg *Config, conns []db.Conn) {
+	for i, c := range conns {
+		if c == nil {
+			continue
+		}
+		if cfg.clientConn != nil {
+			cfg.clientConn(c, false)
+		}
+		c.Close()
+		conns[i] = nil
+	}
+}
+
 // runClient is one client's loop: plan, BEGIN, execute, COMMIT, classify,
 // hand the attempt to the recorder, retry aborted plans as new
 // transactions. It claims transactions while runCtx lasts; ctx (never
-// cancelled by Run's caller) carries the transactions themselves.
-func runClient(ctx, runCtx context.Context, cfg *Config, d db.DB, wl workload.Workload, shared *workload.Shared,
+// cancelled by Run's caller) carries the transactions themselves. *connp
+// is the client's session, opened by connectClients; after a lost session
+// runClient replaces it with a new one (nil if none could be opened), and
+// Run closes it.
+func runClient(ctx, runCtx context.Context, cfg *Config, d db.DB, connp *db.Conn, wl workload.Workload, shared *workload.Shared,
 	id int, clock func() int64, claim func() bool, cnt *counters, q *txnQueue) error {
 	g := workload.NewGen(shared, cfg.Seed, id)
 	if cfg.WL.ShadowVersionSets && d.Name() == "postgres" {
@@ -548,21 +614,7 @@ func runClient(ctx, runCtx context.Context, cfg *Config, d db.DB, wl workload.Wo
 			return shadow, nil
 		}
 	}
-	conn, err := d.Conn(ctx)
-	if err != nil {
-		return fmt.Errorf("client %d: connect: %v", id, err)
-	}
-	if cfg.clientConn != nil {
-		cfg.clientConn(conn, true)
-	}
-	defer func() {
-		if conn != nil {
-			if cfg.clientConn != nil {
-				cfg.clientConn(conn, false)
-			}
-			conn.Close()
-		}
-	}()
+	conn := *connp
 	incarnation, seq := 0, 0
 	session := "c" + strconv.Itoa(id)
 	rec := workload.Recorder{Clock: clock}
@@ -644,13 +696,21 @@ func runClient(ctx, runCtx context.Context, cfg *Config, d db.DB, wl workload.Wo
 			// The session is gone. A transaction with unknown outcome may
 			// still be running, so later transactions belong to a new
 			// session (as Jepsen retires a process after :info).
+			if cfg.clientConn != nil {
+				cfg.clientConn(conn, false)
+			}
 			conn.Close()
+			*connp = nil
 			conn, err = reconnect(ctx, runCtx, d)
 			if err != nil {
 				if runCtx.Err() != nil {
 					return nil
 				}
 				return fmt.Errorf("client %d: reconnect: %v", id, err)
+			}
+			*connp = conn
+			if cfg.clientConn != nil {
+				cfg.clientConn(conn, true)
 			}
 			incarnation++
 			session = "c" + strconv.Itoa(id) + "." + strconv.Itoa(incarnation)
