@@ -785,6 +785,7 @@ type recorder struct {
 	// certStats is what certify did (Result.Certificate).
 	certStats CertStats
 	evBuf     []byte
+	slab      txnSlab
 
 	// stop cancels the run (no new transactions) on a write failure.
 	stop func()
@@ -895,7 +896,11 @@ var rawPool = sync.Pool{New: func() any { return new(rawTxn) }}
 // pass"). Clients append under a mutex; the recorder takes everything
 // waiting when a batch is full or every queueTick. A client waits while
 // max transactions are queued, so memory stays bounded when the recorder
-// falls behind (as the channel's capacity did).
+// falls behind (as the channel's capacity did). A batch is half of max
+// (544 with 4 clients; it was 64 + 4 × clients): below about 5,000
+// transactions per second the recorder then wakes only on its tick, and
+// faster runs wake it every batch, with room for as many more before a
+// client waits.
 type txnQueue struct {
 	mu         sync.Mutex
 	room       *sync.Cond // signalled when the recorder takes the queue
@@ -906,7 +911,8 @@ type txnQueue struct {
 }
 
 func newTxnQueue(clients int) *txnQueue {
-	q := &txnQueue{batch: 64 + 4*clients, max: 1024 + 16*clients, wake: make(chan struct{}, 1)}
+	q := &txnQueue{max: 1024 + 16*clients, wake: make(chan struct{}, 1)}
+	q.batch = q.max / 2
 	q.room = sync.NewCond(&q.mu)
 	return q
 }
@@ -1004,11 +1010,79 @@ func (r *recorder) poller(ctx context.Context, period time.Duration) (<-chan pol
 	return out, func() { close(done); wg.Wait() }
 }
 
+// grow is how many more transactions History.Txns gets room for when the
+// n it holds fill it, the last completed at clock time now (ns since the
+// run's start). At least doubling: append grows a large slice by about
+// 1.25×, which allocated five times the final array over a run (46 % of
+// the recorder's allocated bytes, docs/benchmarks.md "Item 5, fourth
+// pass"). A run of Txns transactions gets room for all of them at the
+// first growth (at most 1<<20 at a time); a run of a Duration, for what
+// its rate so far predicts plus a tenth, so that it copies the array once
+// or twice instead of at every doubling.
+func (r *recorder) grow(n int, now int64) int {
+	more := max(n, 256)
+	switch c := r.cfg; {
+	case c.Duration <= 0 && c.Txns > n:
+		more = max(more, min(c.Txns-n, 1<<20))
+	case c.Duration > 0 && now >= int64(20*time.Millisecond) && n >= 256:
+		total := float64(n) * float64(c.Duration) / float64(now) * 1.1
+		more = max(more, min(int(total)-n, 1<<20))
+	}
+	return more
+}
+
+// txnSlab carves the recorder's per-transaction arrays (ops, op times and
+// their TxnExt) from shared chunks: one allocation per few hundred
+// transactions instead of three per transaction. Each piece is a full
+// slice expression (capacity = length), so appending to one (forgetReads
+// filters in place; nothing appends past the end) reallocates instead of
+// running into its neighbour.
+type txnSlab struct {
+	opBuf   []history.Op
+	timeBuf []history.OpTime
+	extBuf  []history.TxnExt
+}
+
+// slabLen is how many ops (and op times) a chunk holds; exts get a
+// quarter as many (four ops per transaction is the default).
+const slabLen = 1024
+
+func (s *txnSlab) ops(n int) []history.Op {
+	if n > len(s.opBuf) {
+		if n > slabLen/4 {
+			return make([]history.Op, n)
+		}
+		s.opBuf = make([]history.Op, slabLen)
+	}
+	o := s.opBuf[:n:n]
+	s.opBuf = s.opBuf[n:]
+	return o
+}
+
+// ext is a TxnExt with n zeroed op times.
+func (s *txnSlab) ext(n int) *history.TxnExt {
+	if len(s.extBuf) == 0 {
+		s.extBuf = make([]history.TxnExt, slabLen/4)
+	}
+	x := &s.extBuf[0]
+	s.extBuf = s.extBuf[1:]
+	if n > len(s.timeBuf) {
+		if n > slabLen/4 {
+			x.OpTimes = make([]history.OpTime, n)
+			return x
+		}
+		s.timeBuf = make([]history.OpTime, slabLen)
+	}
+	x.OpTimes = s.timeBuf[:n:n]
+	s.timeBuf = s.timeBuf[n:]
+	return x
+}
+
 func (r *recorder) add(raw *rawTxn) error {
 	h := r.h
 	t := history.Txn{Session: h.Sessions.Str(raw.session), Seq: int32(raw.seq), Status: raw.status,
 		HasTime: true, Invoke: raw.inv, Complete: raw.cmp,
-		ID: raw.session + "-" + strconv.Itoa(raw.seq), Ops: make([]history.Op, len(raw.ops))}
+		ID: raw.session + "-" + strconv.Itoa(raw.seq), Ops: r.slab.ops(len(raw.ops))}
 	w := writes(raw.ops)
 	if raw.ev.CommitTS.Set && raw.status == history.Committed && w {
 		// Only writers get a binlog event: after a read-only commit
@@ -1020,8 +1094,8 @@ func (r *recorder) add(raw *rawTxn) error {
 	}
 	for i := range raw.ops {
 		if raw.ops[i].Done {
-			// one allocation for the op times (SetOpTime grows them)
-			t.Ext = &history.TxnExt{OpTimes: make([]history.OpTime, len(raw.ops))}
+			// the op times in full (SetOpTime grows them otherwise)
+			t.Ext = r.slab.ext(len(raw.ops))
 			break
 		}
 	}
@@ -1030,11 +1104,7 @@ func (r *recorder) add(raw *rawTxn) error {
 	}
 	r.chainVersions(raw.status, raw.ops, t.Ops)
 	if len(h.Txns) == cap(h.Txns) {
-		// Grow by doubling: append grows a large slice by about 1.25×,
-		// which allocated five times the final array over a run (46 % of
-		// the recorder's allocated bytes, docs/benchmarks.md "Item 5,
-		// fourth pass"); doubling allocates twice it.
-		h.Txns = slices.Grow(h.Txns, max(len(h.Txns), 256))
+		h.Txns = slices.Grow(h.Txns, r.grow(len(h.Txns), raw.cmp))
 	}
 	p := h.Add(t)
 	r.keepSnapshots(p.Index, raw)
