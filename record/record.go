@@ -1413,13 +1413,26 @@ func (r *recorder) takeCommits(recs []db.CommitRecord, err error) {
 // drain writes pending transactions from the head while their commit
 // position is known (or, at the end, whatever is known).
 func (r *recorder) drain(final bool) error {
-	for len(r.pending) > 0 {
-		p := r.pending[0]
+	i, err := r.drainFrom(final)
+	if i > 0 {
+		// Move what is left to the front once, so the slice keeps its
+		// capacity (popping with pending[1:] gave the front up, and the
+		// clients' next appends reallocated it after every commit
+		// stream read).
+		r.pending = r.pending[:copy(r.pending, r.pending[i:])]
+	}
+	return err
+}
+
+// drainFrom writes pending transactions from the head (see drain) and
+// returns how many it wrote.
+func (r *recorder) drainFrom(final bool) (int, error) {
+	for i, p := range r.pending {
 		t := &r.h.Txns[p.idx]
 		if p.xid != 0 {
 			cr, ok := r.commits[uint32(p.xid)]
 			if !ok && !final {
-				return nil
+				return i, nil
 			}
 			resolved := false
 			var crp *db.CommitRecord
@@ -1439,16 +1452,14 @@ func (r *recorder) drain(final bool) error {
 				r.forgetReads(t)
 			}
 			if err := r.evidence(t, p.xid, p.snap, "", crp, resolved); err != nil {
-				return err
+				return i, err
 			}
 		}
 		if err := r.write(t); err != nil {
-			return err
+			return i, err
 		}
-		r.pending = r.pending[1:]
 	}
-	r.pending = r.pending[:0]
-	return nil
+	return len(r.pending), nil
 }
 
 func (r *recorder) finish(ctx context.Context) error {
