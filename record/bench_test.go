@@ -466,3 +466,128 @@ func findServerPID(comm string) int {
 	}
 	return 0
 }
+
+// BenchmarkPostgresXIDColumn isolates what PostgreSQL recording adds to a
+// client session's transactions: the xid column on the first write
+// (RETURNING pg_current_xact_id()::text, docs/recorder.md), the only
+// per-transaction change the recorder makes to the workload's SQL there.
+// One recording session and one plain session (db.Options.Record) run
+// the same rw-register-shaped transactions (BEGIN, two reads, two
+// upserts of random keys out of 1000, COMMIT) on a table of their own, in
+// alternating blocks of 500 transactions (recording first in every other
+// block pair), sequentially, so that only one of them works at a time.
+// Reported per transaction, medians over the block pairs: the client
+// process's CPU (client-us/txn-*) and the session's server backend
+// (backend-us/txn-*, /proc schedstat), and the per-pair overhead of both
+// together (xid-overhead-median-%, quartiles). b.N is the number of block
+// pairs (e.g. -benchtime 20x).
+func BenchmarkPostgresXIDColumn(b *testing.B) {
+	ctx := context.Background()
+	const table = "txray_xidbench"
+	open := func(record bool) (db.DB, db.Conn, int) {
+		d, err := db.Open(ctx, pgURL(), db.Options{Level: db.ReadCommitted, Record: record})
+		if err != nil {
+			b.Skipf("postgres not reachable (%v); skipping", err)
+		}
+		c, err := d.Conn(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var pid int
+		rows, err := c.Query(ctx, "SELECT pg_backend_pid()")
+		if err != nil {
+			b.Fatal(err)
+		}
+		for rows.Next() {
+			if err := rows.Scan(&pid); err != nil {
+				b.Fatal(err)
+			}
+		}
+		rows.Close()
+		return d, c, pid
+	}
+	dr, cr, pidR := open(true)
+	defer dr.Close()
+	defer cr.Close()
+	dp, cp, pidP := open(false)
+	defer dp.Close()
+	defer cp.Close()
+	if err := dp.Setup(ctx, "DROP TABLE IF EXISTS "+table, "CREATE TABLE "+table+" (k BIGINT NOT NULL PRIMARY KEY, v BIGINT)"); err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = dp.Setup(ctx, "DROP TABLE IF EXISTS "+table) }()
+	read := "SELECT v FROM " + table + " WHERE k = $1"
+	write := dp.Upsert(table, false)
+	val := int64(0)
+	rnd := uint64(1)
+	key := func() int64 {
+		rnd = rnd*6364136223846793005 + 1442695040888963407
+		return int64(rnd>>33) % 1000
+	}
+	const block = 500
+	// block runs one block on c and returns client and backend CPU
+	// seconds per transaction.
+	runBlock := func(c db.Conn, pid int, wantXID bool) (float64, float64) {
+		s0, _ := backendCPU(pid)
+		p0 := processCPU()
+		for i := 0; i < block; i++ {
+			if err := c.Begin(ctx); err != nil {
+				b.Fatal(err)
+			}
+			for j := 0; j < 4; j++ {
+				if j%2 == 0 {
+					rows, err := c.Query(ctx, read, key())
+					if err != nil {
+						b.Fatal(err)
+					}
+					for rows.Next() {
+						var v *int64
+						if err := rows.Scan(&v); err != nil {
+							b.Fatal(err)
+						}
+					}
+					rows.Close()
+					continue
+				}
+				val++
+				if _, err := c.Exec(ctx, write, key(), val); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if err := c.Commit(ctx); err != nil {
+				b.Fatal(err)
+			}
+			if got := c.Evidence().XID != 0; got != wantXID {
+				b.Fatalf("recording session %v: xid captured %v", wantXID, got)
+			}
+		}
+		p1 := processCPU()
+		s1, _ := backendCPU(pid)
+		return (p1 - p0) / block, (s1 - s0) / block
+	}
+	var over []float64
+	var cli, srv [2][]float64 // [0] plain, [1] recording
+	for i := 0; i < b.N; i++ {
+		var tot [2]float64
+		for _, rec := range []bool{i%2 == 0, i%2 != 0} {
+			k, c, pid := 0, cp, pidP
+			if rec {
+				k, c, pid = 1, cr, pidR
+			}
+			cu, su := runBlock(c, pid, rec)
+			cli[k] = append(cli[k], 1e6*cu)
+			srv[k] = append(srv[k], 1e6*su)
+			tot[k] = cu + su
+		}
+		over = append(over, 100*(tot[1]/tot[0]-1))
+	}
+	for k, side := range []string{"plain", "xid"} {
+		b.ReportMetric(medianOf(slices.Clone(cli[k])), "client-us/txn-"+side)
+		b.ReportMetric(medianOf(slices.Clone(srv[k])), "backend-us/txn-"+side)
+		b.Logf("%s: client µs/txn %s; backend µs/txn %s", side, fmtSpread(cli[k]), fmtSpread(srv[k]))
+	}
+	b.ReportMetric(medianOf(slices.Clone(over)), "xid-overhead-median-%")
+	b.ReportMetric(quantileOf(slices.Clone(over), 0.25), "xid-overhead-q1-%")
+	b.ReportMetric(quantileOf(slices.Clone(over), 0.75), "xid-overhead-q3-%")
+	b.Logf("client + backend CPU overhead per pair of blocks %%: %s", fmtSpread(over))
+}
