@@ -237,7 +237,7 @@ func certOverheadOf(b *testing.B, base Config, set func(c *Config, on bool)) {
 		var om *ownMeter
 		if strings.HasPrefix(base.DB, "mysql") {
 			// MariaDB sessions are threads of mariadbd
-			om = newOwnMeter("mariadbd")
+			om = newOwnMeter("mariadbd", 0)
 			c.clientConn = om.client
 		}
 		// this process's CPU from the moment the client has connected (the

@@ -7,6 +7,10 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/txray/txray/history"
+	"github.com/txray/txray/record/db"
+	"github.com/txray/txray/record/workload"
 )
 
 // TestAppendUpperHexMatchesLSNNotation protects evidence.jsonl's
@@ -108,5 +112,119 @@ func TestIdleRecorderWakesOnlyEveryQueueTick(t *testing.T) {
 	}
 	if r.wakes < 1 {
 		t.Fatalf("the recorder never took the closed queue")
+	}
+}
+
+// TestClientsConnectBeforeTheClockStarts: a run of a Duration counts its
+// time from when every client is connected (docs/recorder.md), so slow
+// connections do not eat the run. Each client's connection hook here takes
+// longer than the whole run: if the clock started before the clients
+// connected (as it did), the run would end before any transaction was
+// claimed. Also: every session opened is reported closed, and onStart
+// comes after the last open.
+func TestClientsConnectBeforeTheClockStarts(t *testing.T) {
+	const run = 200 * time.Millisecond
+	var mu sync.Mutex
+	opened, closed := 0, 0
+	startedAfter := -1
+	cfg := Config{DB: "sqlite", Level: "serializable", Workload: "rw-register", Clients: 4, Duration: run, Seed: 1,
+		WL: workload.Config{Keys: 100, Ops: 4, ReadRatio: 0.5}}
+	cfg.clientConn = func(c db.Conn, open bool) {
+		if open {
+			time.Sleep(2 * run) // a slow handshake
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if open {
+			opened++
+		} else {
+			closed++
+		}
+	}
+	cfg.onStart = func() {
+		mu.Lock()
+		defer mu.Unlock()
+		startedAfter = opened
+	}
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if startedAfter != cfg.Clients {
+		t.Fatalf("onStart came after %d of %d sessions opened", startedAfter, cfg.Clients)
+	}
+	if opened != cfg.Clients || closed != opened {
+		t.Fatalf("%d sessions opened, %d closed; want %d and %d", opened, closed, cfg.Clients, cfg.Clients)
+	}
+	if res.Stats.Txns == 0 {
+		t.Fatalf("a %v run whose clients took %v each to connect completed no transaction: the clock started before they connected", run, 2*run)
+	}
+	if el := res.Stats.Elapsed; el >= 2*run+run/2 {
+		t.Fatalf("Stats.Elapsed = %v for a %v run: it counts the connections", el, run)
+	}
+}
+
+// TestTxnSlabPiecesAreDisjoint: the recorder carves transactions' ops and
+// op times from shared chunks (txnSlab); each piece must be zeroed, have
+// capacity equal to its length (so an append reallocates instead of
+// overwriting the next transaction's), and not overlap another.
+func TestTxnSlabPiecesAreDisjoint(t *testing.T) {
+	var s txnSlab
+	var ops [][]history.Op
+	var exts []*history.TxnExt
+	for i := 0; i < 3000; i++ {
+		n := i%7 + 1
+		if i%500 == 0 {
+			n = slabLen // larger than a chunk's share: its own allocation
+		}
+		o := s.ops(n)
+		x := s.ext(n)
+		if len(o) != n || cap(o) != n || len(x.OpTimes) != n || cap(x.OpTimes) != n || x.Preds != nil {
+			t.Fatalf("piece %d: ops len %d cap %d, times len %d cap %d, want %d", i, len(o), cap(o), len(x.OpTimes), cap(x.OpTimes), n)
+		}
+		for j := range o {
+			if o[j] != (history.Op{}) || x.OpTimes[j] != (history.OpTime{}) {
+				t.Fatalf("piece %d is not zeroed", i)
+			}
+			o[j].Key, x.OpTimes[j].Invoke = int32(i), int64(i)
+		}
+		ops, exts = append(ops, o), append(exts, x)
+	}
+	for i, o := range ops {
+		for j := range o {
+			if o[j].Key != int32(i) || exts[i].OpTimes[j].Invoke != int64(i) {
+				t.Fatalf("piece %d was overwritten by another (key %d, time %d)", i, o[j].Key, exts[i].OpTimes[j].Invoke)
+			}
+		}
+	}
+	a := append(ops[0][:1:1], history.Op{Key: -1})
+	if ops[1][0].Key != 1 || &a[0] == &ops[0][0] {
+		t.Fatalf("appending to one piece reached the next")
+	}
+}
+
+// TestRecorderGrowth: History.Txns grows at least by doubling; a run of
+// Txns transactions gets room for all at the first growth, one of a
+// Duration for what its rate predicts.
+func TestRecorderGrowth(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		cfg      Config
+		n        int
+		now      time.Duration
+		min, max int
+	}{
+		{"first growth", Config{Duration: time.Second}, 0, 0, 256, 256},
+		{"txns: all at once", Config{Txns: 10000}, 256, 0, 10000 - 256, 10000 - 256},
+		{"txns: at most 1<<20 at a time", Config{Txns: 1 << 30}, 256, 0, 1 << 20, 1 << 20},
+		{"txns: doubling past the count", Config{Txns: 1000}, 1000, 0, 1000, 1000},
+		{"duration: too early to tell", Config{Duration: time.Second}, 256, 10 * time.Millisecond, 256, 256},
+		{"duration: rate", Config{Duration: time.Second}, 512, 100 * time.Millisecond, 5120 + 512 - 512 - 5, 5632 - 512 + 5},
+		{"duration: near the end, doubling", Config{Duration: time.Second}, 4096, 990 * time.Millisecond, 4096, 4096},
+	} {
+		r := &recorder{cfg: &tc.cfg}
+		if got := r.grow(tc.n, int64(tc.now)); got < tc.min || got > tc.max {
+			t.Errorf("%s: grow(%d, %v) = %d, want %d..%d", tc.name, tc.n, tc.now, got, tc.min, tc.max)
+		}
 	}
 }

@@ -45,7 +45,9 @@ type Config struct {
 	// Txns is the number of transactions to run (attempts: committed,
 	// aborted and unknown all count). Ignored when Duration is set.
 	Txns int
-	// Duration, if > 0, runs for that long instead of Txns transactions.
+	// Duration, if > 0, runs for that long instead of Txns transactions,
+	// counted from when every client has connected (Stats.Elapsed from
+	// the same moment).
 	Duration time.Duration
 	// Seed seeds every client's random stream.
 	Seed uint64
@@ -91,12 +93,14 @@ type Config struct {
 	wrapHistory func(io.Writer) io.Writer
 	// afterLock, if set, is called once the run holds the database's run
 	// lock (Exclusive), and onStart just before the clients start (after
-	// setup): tests synchronise with the run through them instead of
-	// guessing with sleeps.
+	// setup and after every client has connected, before the run's clock
+	// and Duration start): tests synchronise with the run through them
+	// instead of guessing with sleeps.
 	afterLock, onStart func()
 	// clientConn, if set, is called with each client's connection after it
-	// connects (open true) and before it closes (open false): benchmarks
-	// read the server backend's CPU time through it.
+	// connects (open true; the first sessions before onStart, a session
+	// replacing a lost one during the run) and before it closes (open
+	// false): benchmarks read the server backend's CPU time through it.
 	clientConn func(c db.Conn, open bool)
 	// chainsWithCommitOrder keeps the replaced-version capture
 	// (workload.Config.CommitOrder off) when a commit stream gives the
@@ -414,6 +418,18 @@ func run(ctx context.Context, cfg Config) (*Result, error) {
 	// TxnTimeout), and the recorder drains the commit stream on it, so an
 	// interrupted run still ends with a complete, checkable history.
 	work := context.WithoutCancel(ctx)
+	// Every client connects before the clock starts, so a Duration is the
+	// workload's time, not the connections' (on a loaded machine, or a
+	// distant server, connecting took a whole 1-s benchmark run once), and
+	// the first transactions do not wait behind other clients' handshakes.
+	conns, err := connectClients(work, &cfg, d)
+	if err != nil {
+		return nil, err
+	}
+	defer closeClients(&cfg, conns)
+	if cfg.onStart != nil {
+		cfg.onStart()
+	}
 	var cnt counters
 	start := time.Now()
 	clock := func() int64 { return int64(time.Since(start)) }
@@ -460,9 +476,6 @@ func run(ctx context.Context, cfg Config) (*Result, error) {
 		}()
 	}
 
-	if cfg.onStart != nil {
-		cfg.onStart()
-	}
 	var wg sync.WaitGroup
 	var fatalOnce sync.Once
 	var fatal error
@@ -470,7 +483,7 @@ func run(ctx context.Context, cfg Config) (*Result, error) {
 		wg.Add(1)
 		go func(id int) {
 			defer wg.Done()
-			err := runClient(work, runCtx, &cfg, d, wl, shared, id, clock, claim, &cnt, q)
+			err := runClient(work, runCtx, &cfg, d, &conns[id], wl, shared, id, clock, claim, &cnt, q)
 			if err != nil {
 				fatalOnce.Do(func() { fatal = err; cancel() })
 			}
@@ -478,6 +491,7 @@ func run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
+	closeClients(&cfg, conns)
 	close(stopProgress)
 	progWG.Wait()
 	if !cfg.NoRecord {
@@ -523,11 +537,63 @@ func (e *WriteError) Error() string {
 
 func (e *WriteError) Unwrap() error { return e.Err }
 
+// connectClients opens one session per client, all at once, and hands
+// each to cfg.clientConn. If one fails, those opened are closed and the
+// error names the client.
+func connectClients(ctx context.Context, cfg *Config, d db.DB) ([]db.Conn, error) {
+	conns := make([]db.Conn, cfg.Clients)
+	errs := make([]error, cfg.Clients)
+	var wg sync.WaitGroup
+	for id := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			conns[id], errs[id] = d.Conn(ctx)
+		}()
+	}
+	wg.Wait()
+	for id, err := range errs {
+		if err != nil {
+			for _, c := range conns {
+				if c != nil {
+					c.Close()
+				}
+			}
+			return nil, fmt.Errorf("client %d: connect: %v", id, err)
+		}
+	}
+	if cfg.clientConn != nil {
+		for _, c := range conns {
+			cfg.clientConn(c, true)
+		}
+	}
+	return conns, nil
+}
+
+// closeClients closes the clients' sessions still open (a client that
+// lost its session and could not reconnect leaves nil) and clears conns;
+// calling it again does nothing.
+func closeClients(cfg *Config, conns []db.Conn) {
+	for i, c := range conns {
+		if c == nil {
+			continue
+		}
+		if cfg.clientConn != nil {
+			cfg.clientConn(c, false)
+		}
+		c.Close()
+		conns[i] = nil
+	}
+}
+
 // runClient is one client's loop: plan, BEGIN, execute, COMMIT, classify,
 // hand the attempt to the recorder, retry aborted plans as new
 // transactions. It claims transactions while runCtx lasts; ctx (never
-// cancelled by Run's caller) carries the transactions themselves.
-func runClient(ctx, runCtx context.Context, cfg *Config, d db.DB, wl workload.Workload, shared *workload.Shared,
+// cancelled by Run's caller) carries the transactions themselves. *connp
+// is the client's session, opened by connectClients; after a lost session
+// runClient replaces it with a new one (nil if none could be opened), and
+// Run closes it.
+func runClient(ctx, runCtx context.Context, cfg *Config, d db.DB, connp *db.Conn, wl workload.Workload, shared *workload.Shared,
 	id int, clock func() int64, claim func() bool, cnt *counters, q *txnQueue) error {
 	g := workload.NewGen(shared, cfg.Seed, id)
 	if cfg.WL.ShadowVersionSets && d.Name() == "postgres" {
@@ -548,21 +614,7 @@ func runClient(ctx, runCtx context.Context, cfg *Config, d db.DB, wl workload.Wo
 			return shadow, nil
 		}
 	}
-	conn, err := d.Conn(ctx)
-	if err != nil {
-		return fmt.Errorf("client %d: connect: %v", id, err)
-	}
-	if cfg.clientConn != nil {
-		cfg.clientConn(conn, true)
-	}
-	defer func() {
-		if conn != nil {
-			if cfg.clientConn != nil {
-				cfg.clientConn(conn, false)
-			}
-			conn.Close()
-		}
-	}()
+	conn := *connp
 	incarnation, seq := 0, 0
 	session := "c" + strconv.Itoa(id)
 	rec := workload.Recorder{Clock: clock}
@@ -644,13 +696,21 @@ func runClient(ctx, runCtx context.Context, cfg *Config, d db.DB, wl workload.Wo
 			// The session is gone. A transaction with unknown outcome may
 			// still be running, so later transactions belong to a new
 			// session (as Jepsen retires a process after :info).
+			if cfg.clientConn != nil {
+				cfg.clientConn(conn, false)
+			}
 			conn.Close()
+			*connp = nil
 			conn, err = reconnect(ctx, runCtx, d)
 			if err != nil {
 				if runCtx.Err() != nil {
 					return nil
 				}
 				return fmt.Errorf("client %d: reconnect: %v", id, err)
+			}
+			*connp = conn
+			if cfg.clientConn != nil {
+				cfg.clientConn(conn, true)
 			}
 			incarnation++
 			session = "c" + strconv.Itoa(id) + "." + strconv.Itoa(incarnation)
@@ -725,6 +785,7 @@ type recorder struct {
 	// certStats is what certify did (Result.Certificate).
 	certStats CertStats
 	evBuf     []byte
+	slab      txnSlab
 
 	// stop cancels the run (no new transactions) on a write failure.
 	stop func()
@@ -835,7 +896,11 @@ var rawPool = sync.Pool{New: func() any { return new(rawTxn) }}
 // pass"). Clients append under a mutex; the recorder takes everything
 // waiting when a batch is full or every queueTick. A client waits while
 // max transactions are queued, so memory stays bounded when the recorder
-// falls behind (as the channel's capacity did).
+// falls behind (as the channel's capacity did). A batch is half of max
+// (544 with 4 clients; it was 64 + 4 × clients): below about 5,000
+// transactions per second the recorder then wakes only on its tick, and
+// faster runs wake it every batch, with room for as many more before a
+// client waits.
 type txnQueue struct {
 	mu         sync.Mutex
 	room       *sync.Cond // signalled when the recorder takes the queue
@@ -846,7 +911,8 @@ type txnQueue struct {
 }
 
 func newTxnQueue(clients int) *txnQueue {
-	q := &txnQueue{batch: 64 + 4*clients, max: 1024 + 16*clients, wake: make(chan struct{}, 1)}
+	q := &txnQueue{max: 1024 + 16*clients, wake: make(chan struct{}, 1)}
+	q.batch = q.max / 2
 	q.room = sync.NewCond(&q.mu)
 	return q
 }
@@ -944,11 +1010,79 @@ func (r *recorder) poller(ctx context.Context, period time.Duration) (<-chan pol
 	return out, func() { close(done); wg.Wait() }
 }
 
+// grow is how many more transactions History.Txns gets room for when the
+// n it holds fill it, the last completed at clock time now (ns since the
+// run's start). At least doubling: append grows a large slice by about
+// 1.25×, which allocated five times the final array over a run (46 % of
+// the recorder's allocated bytes, docs/benchmarks.md "Item 5, fourth
+// pass"). A run of Txns transactions gets room for all of them at the
+// first growth (at most 1<<20 at a time); a run of a Duration, for what
+// its rate so far predicts plus a tenth, so that it copies the array once
+// or twice instead of at every doubling.
+func (r *recorder) grow(n int, now int64) int {
+	more := max(n, 256)
+	switch c := r.cfg; {
+	case c.Duration <= 0 && c.Txns > n:
+		more = max(more, min(c.Txns-n, 1<<20))
+	case c.Duration > 0 && now >= int64(20*time.Millisecond) && n >= 256:
+		total := float64(n) * float64(c.Duration) / float64(now) * 1.1
+		more = max(more, min(int(total)-n, 1<<20))
+	}
+	return more
+}
+
+// txnSlab carves the recorder's per-transaction arrays (ops, op times and
+// their TxnExt) from shared chunks: one allocation per few hundred
+// transactions instead of three per transaction. Each piece is a full
+// slice expression (capacity = length), so appending to one (forgetReads
+// filters in place; nothing appends past the end) reallocates instead of
+// running into its neighbour.
+type txnSlab struct {
+	opBuf   []history.Op
+	timeBuf []history.OpTime
+	extBuf  []history.TxnExt
+}
+
+// slabLen is how many ops (and op times) a chunk holds; exts get a
+// quarter as many (four ops per transaction is the default).
+const slabLen = 1024
+
+func (s *txnSlab) ops(n int) []history.Op {
+	if n > len(s.opBuf) {
+		if n > slabLen/4 {
+			return make([]history.Op, n)
+		}
+		s.opBuf = make([]history.Op, slabLen)
+	}
+	o := s.opBuf[:n:n]
+	s.opBuf = s.opBuf[n:]
+	return o
+}
+
+// ext is a TxnExt with n zeroed op times.
+func (s *txnSlab) ext(n int) *history.TxnExt {
+	if len(s.extBuf) == 0 {
+		s.extBuf = make([]history.TxnExt, slabLen/4)
+	}
+	x := &s.extBuf[0]
+	s.extBuf = s.extBuf[1:]
+	if n > len(s.timeBuf) {
+		if n > slabLen/4 {
+			x.OpTimes = make([]history.OpTime, n)
+			return x
+		}
+		s.timeBuf = make([]history.OpTime, slabLen)
+	}
+	x.OpTimes = s.timeBuf[:n:n]
+	s.timeBuf = s.timeBuf[n:]
+	return x
+}
+
 func (r *recorder) add(raw *rawTxn) error {
 	h := r.h
 	t := history.Txn{Session: h.Sessions.Str(raw.session), Seq: int32(raw.seq), Status: raw.status,
 		HasTime: true, Invoke: raw.inv, Complete: raw.cmp,
-		ID: raw.session + "-" + strconv.Itoa(raw.seq), Ops: make([]history.Op, len(raw.ops))}
+		ID: raw.session + "-" + strconv.Itoa(raw.seq), Ops: r.slab.ops(len(raw.ops))}
 	w := writes(raw.ops)
 	if raw.ev.CommitTS.Set && raw.status == history.Committed && w {
 		// Only writers get a binlog event: after a read-only commit
@@ -960,8 +1094,8 @@ func (r *recorder) add(raw *rawTxn) error {
 	}
 	for i := range raw.ops {
 		if raw.ops[i].Done {
-			// one allocation for the op times (SetOpTime grows them)
-			t.Ext = &history.TxnExt{OpTimes: make([]history.OpTime, len(raw.ops))}
+			// the op times in full (SetOpTime grows them otherwise)
+			t.Ext = r.slab.ext(len(raw.ops))
 			break
 		}
 	}
@@ -970,11 +1104,7 @@ func (r *recorder) add(raw *rawTxn) error {
 	}
 	r.chainVersions(raw.status, raw.ops, t.Ops)
 	if len(h.Txns) == cap(h.Txns) {
-		// Grow by doubling: append grows a large slice by about 1.25×,
-		// which allocated five times the final array over a run (46 % of
-		// the recorder's allocated bytes, docs/benchmarks.md "Item 5,
-		// fourth pass"); doubling allocates twice it.
-		h.Txns = slices.Grow(h.Txns, max(len(h.Txns), 256))
+		h.Txns = slices.Grow(h.Txns, r.grow(len(h.Txns), raw.cmp))
 	}
 	p := h.Add(t)
 	r.keepSnapshots(p.Index, raw)
@@ -1283,13 +1413,26 @@ func (r *recorder) takeCommits(recs []db.CommitRecord, err error) {
 // drain writes pending transactions from the head while their commit
 // position is known (or, at the end, whatever is known).
 func (r *recorder) drain(final bool) error {
-	for len(r.pending) > 0 {
-		p := r.pending[0]
+	i, err := r.drainFrom(final)
+	if i > 0 {
+		// Move what is left to the front once, so the slice keeps its
+		// capacity (popping with pending[1:] gave the front up, and the
+		// clients' next appends reallocated it after every commit
+		// stream read).
+		r.pending = r.pending[:copy(r.pending, r.pending[i:])]
+	}
+	return err
+}
+
+// drainFrom writes pending transactions from the head (see drain) and
+// returns how many it wrote.
+func (r *recorder) drainFrom(final bool) (int, error) {
+	for i, p := range r.pending {
 		t := &r.h.Txns[p.idx]
 		if p.xid != 0 {
 			cr, ok := r.commits[uint32(p.xid)]
 			if !ok && !final {
-				return nil
+				return i, nil
 			}
 			resolved := false
 			var crp *db.CommitRecord
@@ -1309,16 +1452,14 @@ func (r *recorder) drain(final bool) error {
 				r.forgetReads(t)
 			}
 			if err := r.evidence(t, p.xid, p.snap, "", crp, resolved); err != nil {
-				return err
+				return i, err
 			}
 		}
 		if err := r.write(t); err != nil {
-			return err
+			return i, err
 		}
-		r.pending = r.pending[1:]
 	}
-	r.pending = r.pending[:0]
-	return nil
+	return len(r.pending), nil
 }
 
 func (r *recorder) finish(ctx context.Context) error {
