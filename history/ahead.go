@@ -159,8 +159,9 @@ func (a *Arenas[T]) Stop() {
 // not race with it. Elsewhere, with fewer than 2 Ps, or when the kernel
 // refuses, it does nothing.
 type TxnPrefaulter struct {
-	at   chan int
-	done chan struct{}
+	at      chan int
+	done    chan struct{}
+	stopped bool
 }
 
 // prefaultAhead is how far past the decoder's position the helper
@@ -178,7 +179,8 @@ func PrefaultTxns(ts []Txn) *TxnPrefaulter {
 	if runtime.GOMAXPROCS(0) < 2 || spare <= 0 || !canPopulate {
 		return p
 	}
-	p.at, p.done = make(chan int, 1), make(chan struct{})
+	at, done := make(chan int, 1), make(chan struct{})
+	p.at, p.done = at, done
 	base := unsafe.Pointer(unsafe.SliceData(ts[len(ts):cap(ts)]))
 	size := unsafe.Sizeof(Txn{})
 	n := uintptr(spare) * size
@@ -188,15 +190,15 @@ func PrefaultTxns(ts []Txn) *TxnPrefaulter {
 		for off := uintptr(0); off < n; {
 			if off >= pos+prefaultAhead {
 				select {
-				case l := <-p.at:
+				case l := <-at:
 					pos = uintptr(max(0, l-start)) * size
-				case <-p.done:
+				case <-done:
 					return
 				}
 				continue
 			}
 			select {
-			case <-p.done:
+			case <-done:
 				return
 			default:
 			}
@@ -228,8 +230,8 @@ func (p *TxnPrefaulter) Advance(n int) {
 
 // Stop ends the helper (it may finish its current request afterwards).
 func (p *TxnPrefaulter) Stop() {
-	if p != nil && p.done != nil {
+	if p != nil && p.done != nil && !p.stopped {
+		p.stopped = true
 		close(p.done)
-		p.done = nil
 	}
 }
