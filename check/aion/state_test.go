@@ -1,8 +1,12 @@
 package aion
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
+	"time"
+
+	"github.com/txray/txray/history"
 )
 
 // TestPtxRingKeepsArrivalOrder: the window ring (ptxRing) behaves as the
@@ -65,5 +69,84 @@ func TestReadQueueReusesFreedPages(t *testing.T) {
 	q.advance(q.tail)
 	if len(q.pages)+len(q.spare) > 3*pages/2+16 {
 		t.Fatalf("%d spare pages kept for %d in use", len(q.spare), len(q.pages))
+	}
+}
+
+// TestWriterRefsMatchVersions: after every Tick, the writer table's
+// reference counts (applied in batches at the end of a sweep, applyRefs)
+// equal the counts recomputed from the versions retained; every entry
+// still in use is named by some version (none leaks); no version names a
+// freed entry; and a writer keeps its transaction exactly while a version
+// names it in full. Sessions overlap (NoConflict failures) and reads fail,
+// so the sweeps keep and discard versions of every kind.
+func TestWriterRefsMatchVersions(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	now := time.Unix(0, 0)
+	c := New(Config{FinalAfter: 20 * time.Millisecond, Now: func() time.Time { return now }})
+	const nkeys = 60
+	for i := range 30000 {
+		now = now.Add(time.Millisecond)
+		sts := int64(10 * i)
+		if rng.IntN(4) == 0 {
+			sts -= int64(rng.IntN(300)) // late or overlapping
+		}
+		tx := &Txn{ID: fmt.Sprint(i), Status: history.Committed,
+			StartTS: history.Timestamp{P: sts, Set: true}, CommitTS: history.Timestamp{P: int64(10*i + 5), Set: true}}
+		for range 1 + rng.IntN(6) {
+			o := Op{Key: c.Keys.Int(int64(rng.IntN(nkeys))), Kind: history.Write, V: Val{N: int64(i), K: 1}}
+			if rng.IntN(2) == 0 {
+				o.Kind, o.V = history.Read, Val{N: int64(rng.IntN(i + 1)), K: 1}
+			}
+			tx.Ops = append(tx.Ops, o)
+		}
+		if err := c.Add(tx); err != nil {
+			t.Fatal(err)
+		}
+		if i%50 == 49 {
+			c.Tick()
+			checkWriterRefs(t, c, i)
+		}
+	}
+	if live := int(c.writers.n) - len(c.wfree); live > 20*nkeys {
+		t.Errorf("%d writer entries in use for %d keys and a window of about 20 transactions", live, nkeys)
+	}
+}
+
+func checkWriterRefs(t *testing.T, c *Checker, step int) {
+	t.Helper()
+	full, ghost := map[int32]int32{}, map[int32]int32{}
+	for k := range c.keys.n {
+		for _, v := range c.vers(c.keys.get(int32(k))) {
+			if v.ghost {
+				ghost[v.w]++
+			} else {
+				full[v.w]++
+			}
+		}
+	}
+	free := map[int32]bool{}
+	for _, i := range c.wfree {
+		if free[i] {
+			t.Fatalf("step %d: writer %d freed twice", step, i)
+		}
+		free[i] = true
+	}
+	for i := range c.writers.n {
+		r, w := c.writers.ref(i), c.writers.at(i)
+		if free[i] {
+			if full[i]+ghost[i] > 0 {
+				t.Fatalf("step %d: freed writer %d is named by %d full and %d ghost versions", step, i, full[i], ghost[i])
+			}
+			continue
+		}
+		if r.full != full[i] || r.ghost != ghost[i] {
+			t.Fatalf("step %d: writer %d (%s) counts full %d ghost %d, versions say %d and %d", step, i, w.id, r.full, r.ghost, full[i], ghost[i])
+		}
+		if full[i]+ghost[i] == 0 {
+			t.Fatalf("step %d: writer %d (%s) in use but named by no version", step, i, w.id)
+		}
+		if (w.t == nil) != (full[i] == 0) {
+			t.Fatalf("step %d: writer %d (%s) keeps its transaction %v with %d full references", step, i, w.id, w.t != nil, full[i])
+		}
 	}
 }
