@@ -102,7 +102,11 @@ const (
 // isFastDelim: bytes that may follow a token in the fast grammar.
 var isFastDelim = [256]bool{' ': true, '\t': true, '\r': true, '\n': true, ',': true, ']': true, '}': true}
 
-func isWS(c byte) bool { return c == ' ' || c == ',' || c == '\t' || c == '\r' }
+func isWS(c byte) bool { return wsTab[c] }
+
+// wsTab: the white space the fast path skips (EDN counts commas as white
+// space; line ends are handled by the callers).
+var wsTab = [256]bool{' ': true, ',': true, '\t': true, '\r': true}
 
 func skipWS(b []byte, i int) int {
 	for i < len(b) && isWS(b[i]) {
