@@ -424,7 +424,8 @@ func run(ctx context.Context, cfg Config) (*Result, error) {
 	// the first transactions do not wait behind other clients' handshakes.
 	conns, err := connectClients(work, &cfg, d)
 	if err != nil {
-		return nil, err
+		// Nothing ran; the history file (res.Path) holds the header.
+		return res, err
 	}
 	defer closeClients(&cfg, conns)
 	if cfg.onStart != nil {
