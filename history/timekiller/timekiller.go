@@ -104,12 +104,12 @@ type decoder struct {
 	h        *history.History
 	// raw, in a parallel worker, records value occurrences instead of
 	// interning them (see rawVals); nil otherwise.
-	raw *rawVals
-	ids []byte // arena of transaction ids (idString)
-	file     string
-	seqs     []int32
-	list     bool
-	allTS    bool
+	raw   *rawVals
+	ids   []byte // arena of transaction ids (idString)
+	file  string
+	seqs  []int32
+	list  bool
+	allTS bool
 }
 
 func (d *decoder) errf(field, f string, a ...any) error {
