@@ -27,8 +27,7 @@ import (
 // local-id order (their order of first appearance in the chunk) and its
 // values in text order, so the global ids are exactly those a sequential
 // decode assigns, rewrites the chunk's ids, numbers each session's
-// transactions and appends them. The workers' op arenas and the
-// transaction table are advised to use huge pages (adviseHuge).
+// transactions and appends them.
 //
 // A chunk that does not decode completely (a cut inside a transaction, or
 // bad input), or that does not continue the grammar, ends parallel
@@ -79,7 +78,7 @@ type pworker struct {
 func newPWorker(file string) *pworker {
 	w := &pworker{}
 	w.lx.scratch = make([]byte, 0, 64)
-	w.d = decoder{lx: &w.lx, h: history.New(), file: file, arenaOps: 1 << 18}
+	w.d = decoder{lx: &w.lx, h: history.New(), file: file}
 	return w
 }
 

@@ -104,15 +104,12 @@ type decoder struct {
 	h        *history.History
 	// raw, in a parallel worker, records value occurrences instead of
 	// interning them (see rawVals); nil otherwise.
-	raw *rawVals
-	ids []byte // arena of transaction ids (idString)
-	// arenaOps, when set, is the size of the op arenas push allocates
-	// (else 64Ki ops), which are then advised to use huge pages.
-	arenaOps int
-	file     string
-	seqs     []int32
-	list     bool
-	allTS    bool
+	raw   *rawVals
+	ids   []byte // arena of transaction ids (idString)
+	file  string
+	seqs  []int32
+	list  bool
+	allTS bool
 }
 
 func (d *decoder) errf(field, f string, a ...any) error {
@@ -275,7 +272,6 @@ func (d *decoder) presize(scale float64, txns, keys, vals int) {
 	grow := func(n int) int { return int(float64(n)*scale*1.05) + 16 }
 	if want := grow(txns); want > cap(h.Txns) {
 		t := make([]history.Txn, len(h.Txns), want)
-		adviseHuge(unsafe.Pointer(unsafe.SliceData(t)), uintptr(want)*unsafe.Sizeof(t[0]))
 		copy(t, h.Txns)
 		h.Txns = t
 	}
@@ -734,10 +730,7 @@ func (d *decoder) push(ops []history.Op, o history.Op) []history.Op {
 		if d.arenas != nil {
 			na = d.arenas.Next(2 * len(ops))
 		} else {
-			na = make([]history.Op, max(d.arenaOps, 1<<16, 2*len(ops)))
-			if d.arenaOps > 0 {
-				adviseHuge(unsafe.Pointer(&na[0]), uintptr(len(na))*unsafe.Sizeof(na[0]))
-			}
+			na = make([]history.Op, max(1<<16, 2*len(ops)))
 		}
 		copy(na, ops)
 		d.arena = na
