@@ -73,12 +73,40 @@ func reachable(t *testing.T, url string) {
 	d.Close()
 }
 
+// keepOnFailure arranges for dir (a run's output directory: history,
+// evidence, certificate) to be copied, when t fails, to
+// $TXRAY_ARTIFACTS/record-failed/<test name>-<unix nanos>, or
+// $TMPDIR/txray-artifacts/record-failed/... when TXRAY_ARTIFACTS is unset,
+// and logs where: a database test that fails (a rare timing, a server's own
+// race) leaves its history for inspection with `txray check`. Call it
+// after dir's t.TempDir(), so the copy runs before the removal.
+func keepOnFailure(t *testing.T, dir string) {
+	t.Helper()
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		base := os.Getenv("TXRAY_ARTIFACTS")
+		if base == "" {
+			base = filepath.Join(os.TempDir(), "txray-artifacts")
+		}
+		name := strings.NewReplacer("/", "_", " ", "_").Replace(t.Name())
+		dst := filepath.Join(base, "record-failed", fmt.Sprintf("%s-%d", name, time.Now().UnixNano()))
+		if err := os.CopyFS(dst, os.DirFS(dir)); err != nil {
+			t.Logf("keeping the failed run's output %s: %v", dir, err)
+			return
+		}
+		t.Logf("the failed run's output (history, evidence) is kept in %s", dst)
+	})
+}
+
 // runRecorded runs cfg into a temp dir and checks that the recording is
 // well formed: every attempt is in the history, the file decodes to the
 // same history, session order is contiguous, client times are ordered.
 func runRecorded(t *testing.T, cfg Config) *Result {
 	t.Helper()
 	cfg.Out = t.TempDir()
+	keepOnFailure(t, cfg.Out)
 	also := cfg.Warn
 	cfg.Warn = func(s string) {
 		t.Log("warning:", s)
