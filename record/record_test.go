@@ -221,10 +221,44 @@ func checkWith(t *testing.T, h *history.History, checker, mdl string, params map
 		// when none works it is unknown, never invalid. Decide such a
 		// history with the exact search over every version order instead
 		// of accepting unknown: a recorded correct run must still be valid.
-		t.Logf("rw-register found no witness version order; deciding with polygraph: %s", r.Reason)
-		return checkWith(t, h, "polygraph", mdl, nil)
+		t.Logf("rw-register found no witness version order; deciding with polygraph (version order from the evidence: %v, commit order: %v): %s",
+			h.Evidence.VersionOrder, h.Evidence.CommitOrder, r.Reason)
+		pr := checkWith(t, h, "polygraph", mdl, nil)
+		if pr.Verdict == check.Invalid {
+			logSecondOpinions(t, h, mdl)
+		}
+		return pr
 	}
 	return r
+}
+
+// logSecondOpinions logs, for a history a checker called invalid under mdl,
+// the verdicts of emme (under mdl, from the recorded version order) and
+// leopard (under the database's own profile, from the client intervals)
+// where they apply: evidence, kept with the failed run's history
+// (keepOnFailure), for telling a database's anomaly from a checker's or the
+// recorder's fault.
+func logSecondOpinions(t *testing.T, h *history.History, mdl string) {
+	t.Helper()
+	for _, o := range []struct{ checker, model string }{{"emme", mdl}, {"leopard", h.Header.DB + ":" + h.Header.Level}} {
+		c, ok := check.Lookup(o.checker)
+		if !ok {
+			continue
+		}
+		if a, why := c.Applies(h, o.model); a <= 0 {
+			t.Logf("second opinion: %s does not apply under %s: %s", o.checker, o.model, why)
+			continue
+		}
+		r, err := c.Check(context.Background(), h, check.Options{Model: o.model})
+		if err != nil {
+			t.Logf("second opinion: %s under %s: %v", o.checker, o.model, err)
+			continue
+		}
+		t.Logf("second opinion: %s under %s: %v %v %s", o.checker, o.model, r.Verdict, r.AnomalyTypes, r.Reason)
+		for _, a := range r.Anomalies {
+			t.Logf("  %s: %s", a.Type, a.Explanation)
+		}
+	}
 }
 
 func wantValid(t *testing.T, r *check.Result) {
