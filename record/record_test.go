@@ -90,14 +90,46 @@ func keepOnFailure(t *testing.T, dir string) {
 		if base == "" {
 			base = filepath.Join(os.TempDir(), "txray-artifacts")
 		}
-		name := strings.NewReplacer("/", "_", " ", "_").Replace(t.Name())
-		dst := filepath.Join(base, "record-failed", fmt.Sprintf("%s-%d", name, time.Now().UnixNano()))
-		if err := os.CopyFS(dst, os.DirFS(dir)); err != nil {
+		dst, err := keepDir(base, t.Name(), dir)
+		if err != nil {
 			t.Logf("keeping the failed run's output %s: %v", dir, err)
 			return
 		}
 		t.Logf("the failed run's output (history, evidence) is kept in %s", dst)
 	})
+}
+
+// keepDir copies dir's files to base/record-failed/<name>-<unix nanos>
+// (name's slashes and spaces made underscores) and returns that path.
+func keepDir(base, name, dir string) (string, error) {
+	name = strings.NewReplacer("/", "_", " ", "_").Replace(name)
+	dst := filepath.Join(base, "record-failed", fmt.Sprintf("%s-%d", name, time.Now().UnixNano()))
+	return dst, os.CopyFS(dst, os.DirFS(dir))
+}
+
+// TestKeepDirCopiesRunOutput: keepDir puts a copy of every file of a run's
+// directory under base/record-failed, in a directory named after the test.
+func TestKeepDirCopiesRunOutput(t *testing.T) {
+	src, base := t.TempDir(), t.TempDir()
+	want := map[string]string{"history.jsonl": "{\"txray\":1}\n", "evidence.jsonl": "{\"id\":\"c0-0\",\"xid\":7}\n"}
+	for n, b := range want {
+		if err := os.WriteFile(filepath.Join(src, n), []byte(b), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dst, err := keepDir(base, "TestX/sub case", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if filepath.Dir(dst) != filepath.Join(base, "record-failed") || !strings.HasPrefix(filepath.Base(dst), "TestX_sub_case-") {
+		t.Fatalf("kept in %s", dst)
+	}
+	for n, b := range want {
+		got, err := os.ReadFile(filepath.Join(dst, n))
+		if err != nil || string(got) != b {
+			t.Fatalf("%s: %q, %v; want %q", n, got, err, b)
+		}
+	}
 }
 
 // runRecorded runs cfg into a temp dir and checks that the recording is
