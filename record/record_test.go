@@ -309,17 +309,19 @@ func wantValid(t *testing.T, r *check.Result) {
 // checker) rejecting the history too (findings.PostgresSSIRace,
 // docs/findings.md). That is a true finding about the database, not what
 // the caller's test is about; any other invalid verdict fails.
-func wantValidOrPGSSIFinding(t *testing.T, dbURL string, h *history.History, r *check.Result) {
+// It reports whether the race was accepted (the history is not valid).
+func wantValidOrPGSSIFinding(t *testing.T, dbURL string, h *history.History, r *check.Result) bool {
 	t.Helper()
 	if strings.HasPrefix(dbURL, "postgres") && r.Verdict == check.Invalid {
 		ok, why := findings.PostgresSSIRace(context.Background(), h, r)
 		if ok {
 			t.Log(why)
-			return
+			return true
 		}
 		t.Logf("not PostgreSQL's SSI race: %s", why)
 	}
 	wantValid(t, r)
+	return false
 }
 
 // wantAnomaly requires an invalid verdict with at least one of types.
@@ -415,7 +417,13 @@ func TestPostgresSerializableIsSerializable(t *testing.T) {
 				WL: workload.Config{Keys: 10, Ops: 4, ReadRatio: 0.5, MaxWritesPerKey: 32}})
 			h := res.History
 			checkPGEvidence(t, res)
-			wantValid(t, checkWith(t, h, tc.checker, "serializable", nil))
+			// PostgreSQL 15's SSI race (docs/findings.md) sometimes commits a
+			// G2-item, seen here in rw-register at read ratio 0.5 too
+			// (testdata/findings/postgres-ssi-g2-rw-register.jsonl): accepted
+			// only as a G2-item polygraph confirms, and then strictness is moot.
+			if wantValidOrPGSSIFinding(t, pgURL(), h, checkWith(t, h, tc.checker, "serializable", nil)) {
+				return
+			}
 			// PostgreSQL serializable is also strict: a transaction that
 			// completed before another began is serialized first.
 			wantValid(t, checkWith(t, h, tc.checker, "strict-serializable", nil))
