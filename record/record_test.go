@@ -73,12 +73,72 @@ func reachable(t *testing.T, url string) {
 	d.Close()
 }
 
+// keepOnFailure arranges for dir (a run's output directory: history,
+// evidence, certificate) to be copied, when t fails, to
+// $TXRAY_ARTIFACTS/record-failed/<test name>-<unix nanos>, or
+// $TMPDIR/txray-artifacts/record-failed/... when TXRAY_ARTIFACTS is unset,
+// and logs where: a database test that fails (a rare timing, a server's own
+// race) leaves its history for inspection with `txray check`. Call it
+// after dir's t.TempDir(), so the copy runs before the removal.
+func keepOnFailure(t *testing.T, dir string) {
+	t.Helper()
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		base := os.Getenv("TXRAY_ARTIFACTS")
+		if base == "" {
+			base = filepath.Join(os.TempDir(), "txray-artifacts")
+		}
+		dst, err := keepDir(base, t.Name(), dir)
+		if err != nil {
+			t.Logf("keeping the failed run's output %s: %v", dir, err)
+			return
+		}
+		t.Logf("the failed run's output (history, evidence) is kept in %s", dst)
+	})
+}
+
+// keepDir copies dir's files to base/record-failed/<name>-<unix nanos>
+// (name's slashes and spaces made underscores) and returns that path.
+func keepDir(base, name, dir string) (string, error) {
+	name = strings.NewReplacer("/", "_", " ", "_").Replace(name)
+	dst := filepath.Join(base, "record-failed", fmt.Sprintf("%s-%d", name, time.Now().UnixNano()))
+	return dst, os.CopyFS(dst, os.DirFS(dir))
+}
+
+// TestKeepDirCopiesRunOutput: keepDir puts a copy of every file of a run's
+// directory under base/record-failed, in a directory named after the test.
+func TestKeepDirCopiesRunOutput(t *testing.T) {
+	src, base := t.TempDir(), t.TempDir()
+	want := map[string]string{"history.jsonl": "{\"txray\":1}\n", "evidence.jsonl": "{\"id\":\"c0-0\",\"xid\":7}\n"}
+	for n, b := range want {
+		if err := os.WriteFile(filepath.Join(src, n), []byte(b), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dst, err := keepDir(base, "TestX/sub case", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if filepath.Dir(dst) != filepath.Join(base, "record-failed") || !strings.HasPrefix(filepath.Base(dst), "TestX_sub_case-") {
+		t.Fatalf("kept in %s", dst)
+	}
+	for n, b := range want {
+		got, err := os.ReadFile(filepath.Join(dst, n))
+		if err != nil || string(got) != b {
+			t.Fatalf("%s: %q, %v; want %q", n, got, err, b)
+		}
+	}
+}
+
 // runRecorded runs cfg into a temp dir and checks that the recording is
 // well formed: every attempt is in the history, the file decodes to the
 // same history, session order is contiguous, client times are ordered.
 func runRecorded(t *testing.T, cfg Config) *Result {
 	t.Helper()
 	cfg.Out = t.TempDir()
+	keepOnFailure(t, cfg.Out)
 	also := cfg.Warn
 	cfg.Warn = func(s string) {
 		t.Log("warning:", s)
@@ -193,10 +253,44 @@ func checkWith(t *testing.T, h *history.History, checker, mdl string, params map
 		// when none works it is unknown, never invalid. Decide such a
 		// history with the exact search over every version order instead
 		// of accepting unknown: a recorded correct run must still be valid.
-		t.Logf("rw-register found no witness version order; deciding with polygraph: %s", r.Reason)
-		return checkWith(t, h, "polygraph", mdl, nil)
+		t.Logf("rw-register found no witness version order; deciding with polygraph (version order from the evidence: %v, commit order: %v): %s",
+			h.Evidence.VersionOrder, h.Evidence.CommitOrder, r.Reason)
+		pr := checkWith(t, h, "polygraph", mdl, nil)
+		if pr.Verdict == check.Invalid {
+			logSecondOpinions(t, h, mdl)
+		}
+		return pr
 	}
 	return r
+}
+
+// logSecondOpinions logs, for a history a checker called invalid under mdl,
+// the verdicts of emme (under mdl, from the recorded version order) and
+// leopard (under the database's own profile, from the client intervals)
+// where they apply: evidence, kept with the failed run's history
+// (keepOnFailure), for telling a database's anomaly from a checker's or the
+// recorder's fault.
+func logSecondOpinions(t *testing.T, h *history.History, mdl string) {
+	t.Helper()
+	for _, o := range []struct{ checker, model string }{{"emme", mdl}, {"leopard", h.Header.DB + ":" + h.Header.Level}} {
+		c, ok := check.Lookup(o.checker)
+		if !ok {
+			continue
+		}
+		if a, why := c.Applies(h, o.model); a <= 0 {
+			t.Logf("second opinion: %s does not apply under %s: %s", o.checker, o.model, why)
+			continue
+		}
+		r, err := c.Check(context.Background(), h, check.Options{Model: o.model})
+		if err != nil {
+			t.Logf("second opinion: %s under %s: %v", o.checker, o.model, err)
+			continue
+		}
+		t.Logf("second opinion: %s under %s: %v %v %s", o.checker, o.model, r.Verdict, r.AnomalyTypes, r.Reason)
+		for _, a := range r.Anomalies {
+			t.Logf("  %s: %s", a.Type, a.Explanation)
+		}
+	}
 }
 
 func wantValid(t *testing.T, r *check.Result) {
@@ -215,17 +309,19 @@ func wantValid(t *testing.T, r *check.Result) {
 // checker) rejecting the history too (findings.PostgresSSIRace,
 // docs/findings.md). That is a true finding about the database, not what
 // the caller's test is about; any other invalid verdict fails.
-func wantValidOrPGSSIFinding(t *testing.T, dbURL string, h *history.History, r *check.Result) {
+// It reports whether the race was accepted (the history is not valid).
+func wantValidOrPGSSIFinding(t *testing.T, dbURL string, h *history.History, r *check.Result) bool {
 	t.Helper()
 	if strings.HasPrefix(dbURL, "postgres") && r.Verdict == check.Invalid {
 		ok, why := findings.PostgresSSIRace(context.Background(), h, r)
 		if ok {
 			t.Log(why)
-			return
+			return true
 		}
 		t.Logf("not PostgreSQL's SSI race: %s", why)
 	}
 	wantValid(t, r)
+	return false
 }
 
 // wantAnomaly requires an invalid verdict with at least one of types.
@@ -321,7 +417,13 @@ func TestPostgresSerializableIsSerializable(t *testing.T) {
 				WL: workload.Config{Keys: 10, Ops: 4, ReadRatio: 0.5, MaxWritesPerKey: 32}})
 			h := res.History
 			checkPGEvidence(t, res)
-			wantValid(t, checkWith(t, h, tc.checker, "serializable", nil))
+			// PostgreSQL 15's SSI race (docs/findings.md) sometimes commits a
+			// G2-item, seen here in rw-register at read ratio 0.5 too
+			// (testdata/findings/postgres-ssi-g2-rw-register.jsonl): accepted
+			// only as a G2-item polygraph confirms, and then strictness is moot.
+			if wantValidOrPGSSIFinding(t, pgURL(), h, checkWith(t, h, tc.checker, "serializable", nil)) {
+				return
+			}
 			// PostgreSQL serializable is also strict: a transaction that
 			// completed before another began is serialized first.
 			wantValid(t, checkWith(t, h, tc.checker, "strict-serializable", nil))

@@ -171,3 +171,53 @@ func TestPostgresSSIRaceRecognised(t *testing.T) {
 		t.Errorf("a G2-item on a serializable history was confirmed: %s", why)
 	}
 }
+
+// TestPostgresSSIG2ItemRWRegister: the same PostgreSQL SSI race in an
+// rw-register run at read ratio 0.5 (TestPostgresSerializableIsSerializable,
+// seed 42; testdata/findings/postgres-ssi-g2-rw-register.jsonl, the whole
+// recorded history with its commit-LSN version order): polygraph and emme
+// report the G2-item c1-69 -rw-> c3-69 -rw-> c2-69 -ww/wr-> c1-69, no
+// checker calls it valid, and PostgresSSIRace explains polygraph's verdict.
+func TestPostgresSSIG2ItemRWRegister(t *testing.T) {
+	ctx := context.Background()
+	h, err := history.DecodeFile(filepath.Join("..", "..", "testdata", "findings", "postgres-ssi-g2-rw-register.jsonl"), "auto", history.DecodeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cycle := []string{"c1-69", "c2-69", "c3-69"}
+	ok, _ := check.Pick(h, "serializable")
+	seen := map[string]bool{}
+	for _, c := range ok {
+		r, err := c.Check(ctx, h, check.Options{Model: "serializable"})
+		if err != nil {
+			t.Fatalf("%s: %v", c.Name(), err)
+		}
+		if r.Verdict == check.Valid {
+			t.Errorf("%s: valid, but the history contains PostgreSQL's G2-item %v", c.Name(), cycle)
+		}
+		if c.Name() != "polygraph" && c.Name() != "emme" {
+			continue
+		}
+		seen[c.Name()] = true
+		found := false
+		for _, a := range r.Anomalies {
+			var ids []string
+			for _, i := range a.Txns {
+				ids = append(ids, h.Txns[i].ID)
+			}
+			slices.Sort(ids)
+			found = found || a.Type == "G2-item" && slices.Equal(ids, cycle)
+		}
+		if r.Verdict != check.Invalid || !found {
+			t.Errorf("%s: want invalid with G2-item on %v, got %s %v", c.Name(), cycle, r.Verdict, r.AnomalyTypes)
+		}
+		if c.Name() == "polygraph" {
+			if ok, why := PostgresSSIRace(ctx, h, r); !ok {
+				t.Errorf("PostgresSSIRace does not explain it: %s", why)
+			}
+		}
+	}
+	if !seen["polygraph"] || !seen["emme"] {
+		t.Errorf("polygraph and emme must apply: %v", seen)
+	}
+}
