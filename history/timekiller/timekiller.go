@@ -810,14 +810,8 @@ func (d *decoder) fastOp() (history.Op, bool) {
 			if seen&1 != 0 || b[i] != '"' || b[i+2] != '"' {
 				return history.Op{}, false
 			}
-			switch b[i+1] {
-			case 'r':
-				kind = history.Read
-			case 'w':
-				kind = history.Write
-			case 'a':
-				kind = history.Append
-			default:
+			var ok bool
+			if kind, ok = letterKind(b[i+1]); !ok {
 				return history.Op{}, false
 			}
 			seen |= 1
@@ -981,14 +975,7 @@ func (d *decoder) exactOp(b []byte) (o history.Op, n int, ok bool) {
 		return d.exactOpBytes(b)
 	}
 	o = history.Op{Value: history.NoValue}
-	switch kindC {
-	case 'r':
-		o.Kind = history.Read
-	case 'w':
-		o.Kind = history.Write
-	case 'a':
-		o.Kind = history.Append
-	default:
+	if o.Kind, ok = letterKind(kindC); !ok {
 		return d.exactOpBytes(b)
 	}
 	null := false
@@ -1049,14 +1036,7 @@ func (d *decoder) exactOpBytes(b []byte) (o history.Op, n int, ok bool) {
 	}
 	i += 5 // b[i] exists
 	o = history.Op{Value: history.NoValue}
-	switch kindC {
-	case 'r':
-		o.Kind = history.Read
-	case 'w':
-		o.Kind = history.Write
-	case 'a':
-		o.Kind = history.Append
-	default:
+	if o.Kind, ok = letterKind(kindC); !ok {
 		return o, 0, false
 	}
 	var v int64
@@ -1296,4 +1276,19 @@ func appendString(b []byte, s string) []byte {
 	b = append(b, '"')
 	b = append(b, s...)
 	return append(b, '"')
+}
+
+// letterKind is the op kind TimeKiller's one-letter "t" field names: r
+// (read), w (write), a (append); false for any other letter (the fast
+// paths then fall back to the general reader).
+func letterKind(c byte) (history.Kind, bool) {
+	switch c {
+	case 'r':
+		return history.Read, true
+	case 'w':
+		return history.Write, true
+	case 'a':
+		return history.Append, true
+	}
+	return 0, false
 }
