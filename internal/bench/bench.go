@@ -38,6 +38,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/txray/txray/internal/hugemem"
 	"io"
 	"os"
 	"os/exec"
@@ -146,6 +147,11 @@ type Measurement struct {
 	Reason       string   `json:"reason,omitempty"`
 	AnomalyTypes []string `json:"anomaly_types,omitempty"`
 	Anomalies    int      `json:"anomalies,omitempty"`
+	// HugeAdvised is how many bytes of heap address space the child
+	// advised for transparent huge pages before the phase (internal/hugemem;
+	// 0: none, e.g. the kernel's policy is always or never, or
+	// TXRAY_HUGEPAGES=0).
+	HugeAdvised int64 `json:"huge_advised,omitempty"`
 }
 
 // Executor runs one Request and returns its Measurement.
@@ -215,10 +221,19 @@ func ServeChild(ctx context.Context, r io.Reader, w io.Writer, env Env) error {
 	if err := dec.Decode(&req); err != nil {
 		return fmt.Errorf("bench child: bad request: %v", err)
 	}
+	// A child process measures one phase as `txray check` would run it,
+	// which advises huge pages for its heap (internal/hugemem).
+	var huge uintptr
+	if req.File != "" && (req.Phase == PhaseDecode || req.Phase == PhaseCheck) {
+		if st, err := os.Stat(req.File); err == nil {
+			huge = hugemem.Reserve(hugemem.ForInput(st.Size()))
+		}
+	}
 	m, err := Measure(ctx, req, env)
 	if err != nil {
 		return err
 	}
+	m.HugeAdvised = int64(huge)
 	return json.NewEncoder(w).Encode(m)
 }
 
@@ -298,6 +313,9 @@ type Row struct {
 	Reason                  string   `json:"reason,omitempty"`
 	AnomalyTypes            []string `json:"anomaly_types,omitempty"`
 	Anomalies               int      `json:"anomalies,omitempty"`
+	// HugeAdvised is the check child's Measurement.HugeAdvised: bytes of
+	// heap advised for huge pages (0: the kernel's default paging).
+	HugeAdvised int64 `json:"huge_advised,omitempty"`
 	// NotApplicable lists the checkers that do not apply, with reasons.
 	NotApplicable map[string]string `json:"not_applicable,omitempty"`
 }
@@ -456,6 +474,7 @@ func fillCheck(r *Row, cm *Measurement) {
 	}
 	r.PeakRSS, r.PeakHeap, r.RSSAfterDecode = cm.PeakRSS, cm.PeakHeap, cm.RSSAfterDecode
 	r.CheckChildDecodeSeconds = cm.DecodeSeconds
+	r.HugeAdvised = cm.HugeAdvised
 	r.Verdict, r.Reason, r.AnomalyTypes, r.Anomalies = cm.Verdict, cm.Reason, cm.AnomalyTypes, cm.Anomalies
 }
 

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"github.com/txray/txray/internal/hugemem"
 	"os"
 	"os/signal"
 	"runtime"
@@ -259,8 +260,8 @@ func runBench(cmd *cobra.Command, f *benchFlags) error {
 	if f.json {
 		return nil
 	}
-	fmt.Fprintf(out, "# %s %s/%s, %d CPUs; load average %s at start, %s at end; %s wall\n",
-		runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), load0, loadAvg(), time.Since(start).Round(time.Second))
+	fmt.Fprintf(out, "# %s %s/%s, %d CPUs; load average %s at start, %s at end; %s wall; %s\n",
+		runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), load0, loadAvg(), time.Since(start).Round(time.Second), hugeNote(rows))
 	return bench.WriteTable(out, rows)
 }
 
@@ -275,4 +276,18 @@ func loadAvg() string {
 		return "?"
 	}
 	return strings.Join(fs[:3], " ")
+}
+
+// hugeNote says how the check processes' heaps were paged (internal/hugemem).
+func hugeNote(rows []bench.Row) string {
+	p := hugemem.Policy()
+	if p == "" {
+		p = "unknown"
+	}
+	for _, r := range rows {
+		if r.HugeAdvised > 0 {
+			return "transparent huge pages: " + p + ", heap advised (" + hugemem.Env + "=0 turns it off)"
+		}
+	}
+	return "transparent huge pages: " + p + ", heap not advised"
 }

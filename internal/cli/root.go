@@ -81,6 +81,7 @@ application SQL traces for transactions that break under weak levels.`,
 	root.PersistentFlags().StringVar(&memProfile, "memprofile", "", "write a heap profile (pprof) to this file when the command ends; it shows the live heap as of the last garbage collection (no collection is forced, so state the command held until its end is still in it)")
 	root.PersistentFlags().Lookup("memprofile").Hidden = true
 	root.PersistentPreRunE = func(c *cobra.Command, args []string) error {
+		adviseHugePages(c, args)
 		if memProfile != "" {
 			stopProfile = func() {
 				if f, err := os.Create(memProfile); err == nil {
