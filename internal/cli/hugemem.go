@@ -13,7 +13,10 @@ import (
 // sized from their input: check (the files named; stdin counts as unknown)
 // and watch (its --memory-limit bounds the heap). Other commands keep the
 // kernel's default paging. TXRAY_HUGEPAGES=0 turns it off.
+//
+// hugeAdvised is what the last call advised (bytes; 0: nothing).
 func adviseHugePages(c *cobra.Command, args []string) {
+	hugeAdvised = 0
 	switch c.Name() {
 	case "check":
 		var total int64
@@ -25,13 +28,15 @@ func adviseHugePages(c *cobra.Command, args []string) {
 			}
 			total += st.Size()
 		}
-		hugemem.Reserve(hugemem.ForInput(total))
+		hugeAdvised = hugemem.Reserve(hugemem.ForInput(total))
 	case "watch":
 		n := hugemem.ForInput(-1)
 		if v, err := c.Flags().GetInt64("memory-limit"); err == nil && v > 0 {
 			// the heap stays near the limit: the limit and a margin
 			n = min(n, uintptr(v+256)<<20)
 		}
-		hugemem.Reserve(n)
+		hugeAdvised = hugemem.Reserve(n)
 	}
 }
+
+var hugeAdvised uintptr

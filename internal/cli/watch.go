@@ -138,7 +138,7 @@ txray check.`,
 				// executable's pages and the kernel's own: keep 1/16
 				// of --memory-limit for those, so that the process's
 				// peak RSS stays under the limit (docs/watch.md).
-				debug.SetMemoryLimit(aionRuntimeLimit(memLimit))
+				debug.SetMemoryLimit(aionRuntimeLimit(memLimit, hugeAdvised > 0))
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
@@ -240,8 +240,16 @@ func aionMaxKeys(memLimit int64) int {
 // memLimit MiB (> 0), in bytes: the runtime's limit covers what it manages,
 // not the executable's pages (about 16 MiB resident) nor the kernel's
 // share, so those are kept out of it, with 1/16 of the limit for the rest.
-func aionRuntimeLimit(memLimit int64) int64 {
-	return max(memLimit<<20-memLimit<<20/16-exePages, memLimit<<20/2)
+// With a heap backed by huge pages (huge, internal/hugemem) another 1/32
+// is held back: the runtime returns free memory in pieces smaller than a
+// huge page and avoids breaking up dense ones, so resident memory runs a
+// little above the heap it accounts for.
+func aionRuntimeLimit(memLimit int64, huge bool) int64 {
+	l := memLimit<<20 - memLimit<<20/16 - exePages
+	if huge {
+		l -= memLimit << 20 / 32
+	}
+	return max(l, memLimit<<20/2)
 }
 
 // exePages is about what the executable's own pages take of the resident
