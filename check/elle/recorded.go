@@ -116,11 +116,11 @@ func (p *rwKeys) recordedEdges(k int32, writes []opRef, touches []touch) (edges 
 	vals := make([]int32, 0, len(ord))
 	for i, v := range ord {
 		if v < 0 || int(v) >= x.nv {
-			why = fmt.Sprintf("the recorded version order of key %s lists a value no transaction wrote to it", h.KeyName(k))
+			why = fmt.Sprintf("key %s lists a value nobody wrote to it", h.KeyName(k))
 			break
 		}
 		if vo.seen[v] == stamp {
-			why = fmt.Sprintf("the recorded version order of key %s lists %s twice", h.KeyName(k), h.ValueName(v))
+			why = fmt.Sprintf("key %s lists %s twice", h.KeyName(k), h.ValueName(v))
 			break
 		}
 		vo.seen[v] = stamp
@@ -130,22 +130,22 @@ func (p *rwKeys) recordedEdges(k int32, writes []opRef, touches []touch) (edges 
 				if i == 0 {
 					continue // the initial state
 				}
-				why = fmt.Sprintf("the recorded version order of key %s lists %s, the initial value (written by the initial transaction), after other versions", h.KeyName(k), h.ValueName(v))
+				why = fmt.Sprintf("key %s lists %s, the initial value (the initial transaction's), after other versions", h.KeyName(k), h.ValueName(v))
 				break
 			}
-			why = fmt.Sprintf("the recorded version order of key %s lists %s, which no transaction wrote to key %s", h.KeyName(k), h.ValueName(v), h.KeyName(k))
+			why = fmt.Sprintf("key %s lists %s, which no transaction wrote to key %s", h.KeyName(k), h.ValueName(v), h.KeyName(k))
 			break
 		}
 		w := writes[f-1]
 		switch st := h.Txns[w.t].Status; {
 		case st == history.Aborted:
-			why = fmt.Sprintf("the recorded version order of key %s lists %s, written by %s, which aborted (an aborted transaction installs no version)", h.KeyName(k), h.ValueName(v), h.TxnName(w.t))
+			why = fmt.Sprintf("key %s lists %s, written by %s, which aborted", h.KeyName(k), h.ValueName(v), h.TxnName(w.t))
 		case x.interm.has(x.opBase[w.t] + w.o):
-			why = fmt.Sprintf("the recorded version order of key %s lists %s, an intermediate write of %s (only a transaction's last write of a key is installed)", h.KeyName(k), h.ValueName(v), h.TxnName(w.t))
+			why = fmt.Sprintf("key %s lists %s, an intermediate write of %s", h.KeyName(k), h.ValueName(v), h.TxnName(w.t))
 		case p.vnode[v] == 0:
 			// not a version node: cannot happen for a final write of a
 			// transaction that did not abort
-			why = fmt.Sprintf("the recorded version order of key %s lists %s, which is not a version of the key", h.KeyName(k), h.ValueName(v))
+			why = fmt.Sprintf("key %s lists %s, which is not a version of the key", h.KeyName(k), h.ValueName(v))
 		case st == history.Unknown:
 			unknown++
 		}
@@ -162,8 +162,7 @@ func (p *rwKeys) recordedEdges(k int32, writes []opRef, touches []touch) (edges 
 				continue
 			}
 			if v := x.writeVal(tc); vo.seen[v] != stamp {
-				why = fmt.Sprintf("committed %s wrote %s to key %s, which the recorded version order of key %s does not list (a database's version order holds every committed version)",
-					h.TxnName(tc.t), h.ValueName(v), h.KeyName(k), h.KeyName(k))
+				why = fmt.Sprintf("key %s omits %s, which committed %s wrote", h.KeyName(k), h.ValueName(v), h.TxnName(tc.t))
 				break
 			}
 		}
@@ -203,6 +202,6 @@ func (vo *voState) rejectionText() string {
 	if vo.rejected > len(vo.rejections) {
 		s += fmt.Sprintf("; ... (%d keys in all)", vo.rejected)
 	}
-	return fmt.Sprintf("the recorded version order contradicts the history on %d key(s): %s. Those keys were checked without it (inference and completion), and no verdict of valid rests on evidence that contradicts itself (emme reports the same certificate inconsistencies)",
+	return fmt.Sprintf("the recorded version order contradicts the history on %d key(s) (a key's version order lists each committed transaction's last write of the key once, may list unknown-outcome ones', and lists nothing else): %s. Those keys were checked without it (inference and completion), and a valid verdict cannot rest on evidence that contradicts itself (emme reports the same certificate inconsistencies)",
 		vo.rejected, s)
 }

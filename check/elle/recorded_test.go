@@ -169,13 +169,13 @@ func TestRWRegisterRecordedOrderAnomalies(t *testing.T) {
 func TestRWRegisterRecordedOrderContradictions(t *testing.T) {
 	cases := []voCase{
 		{caseT: caseT{name: "unknown/value-nobody-wrote", def: "the record lists 9, which no transaction wrote", model: "serializable",
-			txns: serialUnordered, verdict: check.Unknown, types: []string{}, reason: "lists 9, which no transaction wrote to key x"},
+			txns: serialUnordered, verdict: check.Unknown, types: []string{}, reason: "key x lists 9, which no transaction wrote to key x"},
 			vo: map[string][]string{"x": {"1", "9", "2"}}},
 		{caseT: caseT{name: "unknown/aborted-writer", def: "the record lists 5, written by an aborted transaction", model: "serializable",
 			txns: append(slices.Clone(serialUnordered), fail("3", "w x 5")), verdict: check.Unknown, types: []string{}, reason: "which aborted"},
 			vo: map[string][]string{"x": {"1", "2", "5"}}},
 		{caseT: caseT{name: "unknown/committed-write-missing", def: "the record omits committed B's 2", model: "serializable",
-			txns: serialUnordered, verdict: check.Unknown, types: []string{}, reason: "does not list"},
+			txns: serialUnordered, verdict: check.Unknown, types: []string{}, reason: "key x omits 2, which committed T1 wrote"},
 			vo: map[string][]string{"x": {"1"}}},
 		{caseT: caseT{name: "unknown/intermediate-write", def: "the record lists T3's first write of x, which T3 overwrote", model: "serializable",
 			txns: append(slices.Clone(serialUnordered), ok("3", "w x 5", "w x 6")), verdict: check.Unknown, types: []string{}, reason: "an intermediate write"},
