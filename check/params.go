@@ -115,6 +115,7 @@ func init() {
 		Param{"wfr-keys", boolean, "writes follow reads: a transaction that read v of a key and then wrote v' orders v before v' (Elle's :wfr-keys?)"},
 		Param{"sequential-keys", boolean, "each key is sequentially consistent: a session's accesses to a key order its versions (Elle's :sequential-keys?)"},
 		Param{"linearizable-keys", boolean, "each key is linearizable: real-time order orders its versions (Elle's :linearizable-keys?)"},
+		Param{"use-version-order", boolean, "false: ignore the history's recorded version order (version_order records) and infer every key's order (default true: a key's recorded order is used where it is consistent with the history)"},
 		Param{"complete-versions", boolean, "false: do not complete partial version orders; a history whose valid verdict needs one is then unknown (default true: valid only with a witness order, docs/detection.md)"},
 	)
 	RegisterParams("chronos",

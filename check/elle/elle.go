@@ -37,6 +37,12 @@
 //     Elle indexes only :ok writes). A committed read of nil followed by a
 //     read of a value in the same transaction is internal (Elle skips nil
 //     expectations).
+//   - rw-register: where the history carries the database's version order
+//     (History.VersionOrder: version_order records from the recorder or the
+//     simulator), it is a version source of the keys it covers, tried
+//     first, so their ww and rw edges are Adya's over the actual order;
+//     an order that contradicts the history is not used and makes the
+//     verdict unknown unless invalid (recorded.go). Elle has no such input.
 //   - rw-register: a version source that makes a key's version graph
 //     cyclic is dropped for that key only (Elle drops it for all keys);
 //     linearizable-keys relates each transaction to its minimal real-time

@@ -39,6 +39,10 @@ import (
 // sources' assumptions are per key, so txray keeps it for the others). From
 // each version edge v1 -> v2: ww from v1's writer to v2's writer, rw from
 // every external reader of v1 to v2's writer.
+//
+// A version order the history records (History.VersionOrder) is the source
+// "recorded version order", tried right after initial-state, for the keys
+// it covers and where it is consistent with the history (recorded.go).
 
 // Version-order sources (graph.Why.Note of ww/rw edges).
 const (
@@ -48,7 +52,7 @@ const (
 	srcLinearizable
 )
 
-var srcNames = [...]string{"initial-state", "wfr-keys", "sequential-keys", "linearizable-keys"}
+var srcNames = [...]string{"initial-state", "wfr-keys", "sequential-keys", "linearizable-keys", "recorded version order"}
 
 // touch is one transaction's external access to one key.
 type touch struct {
@@ -270,6 +274,9 @@ type dupWrite struct {
 
 type rwOpts struct {
 	wfr, sequential, linearizable bool
+	// noVO: Params "use-version-order"="false" (ignore the recorded
+	// version order; recorded.go)
+	noVO bool
 }
 
 func rwOptions(opts check.Options) rwOpts {
@@ -284,6 +291,7 @@ func rwOptions(opts check.Options) rwOpts {
 		wfr:          on("wfr-keys") || on("wfr-keys?"),
 		sequential:   on("sequential-keys") || on("sequential-keys?"),
 		linearizable: on("linearizable-keys") || on("linearizable-keys?"),
+		noVO:         strings.EqualFold(opts.Param("use-version-order", ""), "false"),
 	}
 }
 
@@ -316,6 +324,8 @@ type rwKeys struct {
 	sIndeg, sOutdeg, sOff, sAdj, sFill []int32
 	edges                              [3]int64
 	vedge                              int64
+	// the recorded version order (recorded.go)
+	vo voState
 }
 
 func (p *rwKeys) add(from, to int32, rel graph.Rel, why graph.Why) {
@@ -614,6 +624,11 @@ func (p *rwKeys) key(k int32) {
 		add = append(add, vEdge{k: k, from: 0, to: int32(nd), src: srcInitial, a: -1, b: -1})
 	}
 	try(srcInitial, add)
+	recorded := false
+	if rec, ok := p.recordedEdges(k, writes, touches); ok {
+		recorded = true
+		try(srcRecorded, rec)
+	}
 	if p.o.wfr {
 		add = add[:0]
 		for i := range touches {
@@ -654,7 +669,17 @@ func (p *rwKeys) key(k int32) {
 	})
 	kept = slices.CompactFunc(kept, func(a, b vEdge) bool { return a.from == b.from && a.to == b.to })
 	p.vedge += int64(len(kept))
+	np := len(p.partial)
 	p.keyShape(k, nn, kept, extW)
+	switch {
+	case nn <= 1:
+	case len(p.partial) > np:
+		p.vo.byCompletion++
+	case recorded:
+		p.vo.byRecorded++
+	default:
+		p.vo.byInference++
+	}
 	for _, e := range kept {
 		w2 := extW[e.to]
 		if w2 == 0 {
@@ -878,7 +903,11 @@ func (p *rwKeys) cyclicAnomaly(k int32, g *vgraph, edges []vEdge, scc []int32, s
 	}
 	cyc := vCycle(edges, scc)
 	var b strings.Builder
-	fmt.Fprintf(&b, "the version order of key %s inferred from %s is cyclic over values {%s}:", h.KeyName(k), strings.Join(sources, ", "), strings.Join(vals, ", "))
+	how := "inferred from"
+	if slices.Contains(sources, srcNames[srcRecorded]) {
+		how = "given by"
+	}
+	fmt.Fprintf(&b, "the version order of key %s %s %s is cyclic over values {%s}:", h.KeyName(k), how, strings.Join(sources, ", "), strings.Join(vals, ", "))
 	var txns []int32
 	for _, e := range cyc {
 		e.from, e.to = g.vals[e.from], g.vals[e.to]
@@ -909,6 +938,8 @@ func (p *rwKeys) versionWhy(e vEdge) string {
 	case srcSequential:
 		return fmt.Sprintf("%s precedes %s: %s last used key %s at %s, and %s, the next transaction of its session to use key %s, first used it at %s (sequential keys)",
 			v1, v2, h.TxnName(e.a), k, v1, h.TxnName(e.b), k, v2)
+	case srcRecorded:
+		return p.recordedWhy(e.k, e.from, e.to)
 	case srcLinearizable:
 		ta, tb := &h.Txns[e.a], &h.Txns[e.b]
 		return fmt.Sprintf("%s precedes %s: %s last used key %s at %s and completed (at %d) before %s was invoked (at %d), which first used key %s at %s (linearizable keys)",
@@ -1047,6 +1078,17 @@ func checkRWRegister(ctx context.Context, h *history.History, opts check.Options
 	if ro.linearizable {
 		srcs = append(srcs, srcNames[srcLinearizable])
 	}
+	useVO := h.Evidence.VersionOrder && h.VersionOrder != nil
+	switch {
+	case useVO && ro.noVO:
+		useVO = false
+		st.m["version_order"] = "ignored (use-version-order=false)"
+	case useVO:
+		srcs = slices.Insert(srcs, 1, srcNames[srcRecorded])
+		st.m["version_order"] = "used where consistent with the history"
+	default:
+		st.m["version_order"] = "none"
+	}
 	st.m["version_sources"] = srcs
 	// Order-free read checks (package regread): thin-air and future reads,
 	// which the inference below cannot see (a read of a value nobody wrote
@@ -1059,6 +1101,17 @@ func checkRWRegister(ctx context.Context, h *history.History, opts check.Options
 	// initial transaction writes nothing, so both count as the initial
 	// state (Elle's initial-state version source).
 	ra := regread.Analyze(h, regread.Options{InitialValue: opts.Param("initial-value", "")})
+	var initVal map[int32]int32
+	if useVO && ra.InitTxn >= 0 {
+		// the initial transaction's values lead a recorded order as the
+		// initial state (recorded.go)
+		initVal = map[int32]int32{}
+		for _, o := range h.Txns[ra.InitTxn].Ops {
+			if o.Kind == history.Write {
+				initVal[o.Key] = o.Value
+			}
+		}
+	}
 	h, nInit := ra.InitialStateView(h)
 	if ra.InitTxn >= 0 {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("%s writes the initial value of every key and was taken as the initial state (package regread): its writes are not versions", h.TxnName(ra.InitTxn)))
@@ -1096,6 +1149,9 @@ func checkRWRegister(ctx context.Context, h *history.History, opts check.Options
 	}
 	b := graph.NewBuilder(len(h.Txns))
 	pk := &rwKeys{x: x, o: ro, col: col, sink: b, writerOf: make([]int32, x.nv), vnode: make([]int32, x.nv)}
+	if useVO {
+		pk.vo = voState{order: h.VersionOrder, initVal: initVal, seen: make([]int32, x.nv)}
+	}
 	progress(opts, "keys", 0, int64(x.nk))
 	pk.run()
 	progress(opts, "keys", int64(x.nk), int64(x.nk))
@@ -1112,6 +1168,12 @@ func checkRWRegister(ctx context.Context, h *history.History, opts check.Options
 	}
 	st.m["ww_edges"], st.m["wr_edges"], st.m["rw_edges"] = pk.edges[0], pk.edges[1], pk.edges[2]
 	st.m["version_edges"] = pk.vedge
+	if useVO {
+		st.m["version_order_keys"] = pk.vo.used
+		st.m["version_order_rejected_keys"] = pk.vo.rejected
+		st.m["version_order_unknown_writers"] = pk.vo.unknownWriters
+	}
+	st.m["keys_ordered_by"] = map[string]int{"recorded": pk.vo.byRecorded, "inference": pk.vo.byInference, "completion": pk.vo.byCompletion}
 	if res, stop := cancelled(ctx, r, st); stop {
 		return res, nil
 	}
@@ -1121,6 +1183,23 @@ func checkRWRegister(ctx context.Context, h *history.History, opts check.Options
 	if r.Verdict == check.Valid && Decides(r.Model) {
 		// Valid on the known edges: is it valid on a total version order?
 		completeVersions(ctx, h, g, pk, p, opts, r, st)
+	}
+	if pk.vo.rejected > 0 {
+		// The recorded order contradicts the history (recorded.go):
+		// never valid on it, never silently resolved.
+		why := pk.vo.rejectionText()
+		switch r.Verdict {
+		case check.Valid:
+			r.Verdict, r.Reason = check.Unknown, why
+		case check.Unknown:
+			if r.Reason == "" {
+				r.Reason = why
+			} else {
+				r.Reason = why + "; " + r.Reason
+			}
+		default:
+			r.Warnings = append(r.Warnings, why)
+		}
 	}
 	r.Stats = st.done()
 	return r, nil

@@ -221,9 +221,13 @@ func (Checker) Check(ctx context.Context, h *history.History, opts check.Options
 			// The source's initial-value convention applies to the inference step too:
 			// without it, reads of the initial 0 were thin-air reads there (a false
 			// reject of TimeKiller's format-kv.json under -p initial-value=0).
-			var ip map[string]string
+			ip := map[string]string{}
 			if iv := opts.Param("initial-value", ""); iv != "" {
-				ip = map[string]string{"initial-value": iv}
+				ip["initial-value"] = iv
+			}
+			if opts.Param("use-version-order", "true") == "false" {
+				// the inference step uses the recorded order too, unless told not to
+				ip["use-version-order"] = "false"
 			}
 			ir, err := inf.Check(ctx, h, check.Options{Model: pl.model, MaxAnomalies: max, Budget: opts.Budget, Params: ip})
 			if err != nil {

@@ -283,6 +283,14 @@ func Explain(r *check.Result, n int) string {
 	return s
 }
 
+// WithoutVersionOrder returns h without its recorded version order (a
+// shallow copy), as a format that cannot carry one decodes it.
+func WithoutVersionOrder(h *history.History) *history.History {
+	r := *h
+	r.VersionOrder, r.Evidence.VersionOrder = nil, false
+	return &r
+}
+
 // AsRegisters returns the rw-register view of a list-append history: each
 // append of e becomes a write of e, each list read becomes a read of its
 // last element (nil for the empty list, unknown when the list is unknown).
@@ -290,10 +298,14 @@ func Explain(r *check.Result, n int) string {
 // exactly: the register history has the same versions, writers and
 // version order, with strictly less information in each read (the prefix
 // is dropped). Hence any anomaly rw-register proves on AsRegisters(h) holds
-// for h too. Interners are shared with h.
+// for h too. The view drops h's recorded version order (rw-register would
+// use it, knowing more than the lists show; and a list's order names every
+// append, intermediate ones included, which a register's does not).
+// Interners are shared with h.
 func AsRegisters(h *history.History) *history.History {
 	r := *h
 	r.Header.Workload = "rw-register"
+	r.VersionOrder, r.Evidence.VersionOrder = nil, false
 	r.Txns = make([]history.Txn, len(h.Txns))
 	for i := range h.Txns {
 		t := h.Txns[i]
