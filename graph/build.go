@@ -217,7 +217,10 @@ func (b *Builder) AddRealtimeOrder(h *history.History, include func(t *history.T
 		t int64
 		i int32
 	}
-	var preds, succs []tv
+	// At most one entry per transaction each: sized once (growing them by
+	// append copied and faulted in about twice the memory).
+	preds := make([]tv, 0, len(h.Txns))
+	succs := make([]tv, 0, len(h.Txns))
 	for i := range h.Txns {
 		t := &h.Txns[i]
 		if !t.HasTime || t.Index < 0 || int(t.Index) >= n {
@@ -236,24 +239,35 @@ func (b *Builder) AddRealtimeOrder(h *history.History, include func(t *history.T
 			preds = append(preds, tv{c, t.Index})
 		}
 	}
-	// Stable radix sorts: ties keep index order.
-	tmp := make([]tv, max(len(preds), len(succs)))
+	// Stable LSD radix sorts on t - min (ties keep index order), with only
+	// as many 16-bit passes as the span max - min needs: three for the
+	// nanosecond clocks of histories up to about three days.
+	var tmp []tv
 	for _, a := range [][]tv{preds, succs} {
+		if len(a) == 0 {
+			continue
+		}
 		sorted := true
+		lo, hi := a[0].t, a[0].t
 		for i := 1; i < len(a); i++ {
-			if a[i].t < a[i-1].t {
+			x := a[i].t
+			if x < a[i-1].t {
 				sorted = false
-				break
 			}
+			lo, hi = min(lo, x), max(hi, x)
 		}
 		if sorted {
 			continue
 		}
+		if tmp == nil {
+			tmp = make([]tv, max(len(preds), len(succs)))
+		}
+		span := uint64(hi) - uint64(lo) // hi - lo without overflow
 		src, dst := a, tmp[:len(a)]
-		for shift := 0; shift < 64; shift += 16 {
+		for shift := 0; shift < 64 && span>>shift != 0; shift += 16 {
 			var cnt [1 << 16]int32
 			for _, x := range src {
-				cnt[(uint64(x.t)^1<<63)>>shift&0xffff]++
+				cnt[(uint64(x.t)-uint64(lo))>>shift&0xffff]++
 			}
 			sum := int32(0)
 			for d := range cnt {
@@ -262,13 +276,15 @@ func (b *Builder) AddRealtimeOrder(h *history.History, include func(t *history.T
 				sum += c
 			}
 			for _, x := range src {
-				d := (uint64(x.t) ^ 1<<63) >> shift & 0xffff
+				d := (uint64(x.t) - uint64(lo)) >> shift & 0xffff
 				dst[cnt[d]] = x
 				cnt[d]++
 			}
 			src, dst = dst, src
 		}
-		// four passes: the result is back in a
+		if &src[0] != &a[0] {
+			copy(a, src) // an odd number of passes: the result is in tmp
+		}
 	}
 	tmp = nil
 	rt.m = len(preds)

@@ -59,6 +59,7 @@ func init() {
 		Doc:    "TimeKiller / Chronos JSON (array of {tid,sid,sts,cts,ops}) with start/commit timestamps",
 		Sniff:  Sniff,
 		Decode: Decode,
+		Mapped: true,
 	})
 }
 
@@ -156,7 +157,12 @@ func Decode(r io.Reader, opts history.DecodeOptions) (*history.History, error) {
 		// Big input, fewer than parallelProcs CPUs: decode sequentially,
 		// but read ahead and fault the ops' memory in on another
 		// goroutine (history.ReadAhead, history.OpArenas).
-		ra, stop := history.ReadAhead(r, 1<<20)
+		ra, stop := r, func() {}
+		if _, mapped := r.(*history.MappedInput); !mapped {
+			// (a mapped input is in memory, and no goroutine may
+			// read it after Decode returns)
+			ra, stop = history.ReadAhead(r, 1<<20)
+		}
 		d.arenas = history.NewOpArenas(1 << 16)
 		d.lx = NewLexer(ra)
 		err = d.array(tokStart, opts.SizeHint)
