@@ -6,10 +6,12 @@ import (
 	"io"
 	"math/bits"
 	"sync"
+	"sync/atomic"
 
 	"github.com/txray/txray/history"
 	"github.com/txray/txray/internal/digits"
 	"github.com/txray/txray/internal/edn"
+	"github.com/txray/txray/internal/mem"
 )
 
 // The fast path. Jepsen and Elle write one op map per line,
@@ -759,7 +761,7 @@ func (b *Builder) growCache(c []listElem) []listElem {
 		*fl = (*fl)[:len(*fl)-1]
 	} else {
 		if len(b.cacheSlab)+n > cap(b.cacheSlab) {
-			b.cacheSlab = make([]listElem, 0, cacheSlab)
+			b.cacheSlab = mem.Make[listElem](cacheSlab, 0)[:0]
 		}
 		l := len(b.cacheSlab)
 		nb = b.cacheSlab[l : l : l+n]
@@ -1011,14 +1013,17 @@ type chunkSrc struct {
 	// m, when set, is the mapped input the chunks are cut from in place;
 	// wg counts the reader and the workers, which must be done with m
 	// before Decode returns (history.MappedInput).
-	m     *history.MappedInput
-	wg    sync.WaitGroup
-	c     *echunk
-	i     int
-	line  int
-	nread int64
-	rerr  error
-	ended bool
+	m  *history.MappedInput
+	wg sync.WaitGroup
+	// most lines, micro-ops and list elements a chunk has held so far:
+	// new chunks' tables are made that big at once (newChunk).
+	maxFl, maxMops, maxElems atomic.Int64
+	c                        *echunk
+	i                        int
+	line                     int
+	nread                    int64
+	rerr                     error
+	ended                    bool
 }
 
 func (s *chunkSrc) lineNo() int { return s.line }
@@ -1078,6 +1083,7 @@ func startChunks(r io.Reader, nw int) *chunkSrc {
 			defer s.wg.Done()
 			for c := range work {
 				c.scan()
+				s.noteSizes(c)
 				close(c.done)
 			}
 		}()
@@ -1100,7 +1106,7 @@ func startChunks(r io.Reader, nw int) *chunkSrc {
 			select {
 			case c = <-s.free:
 			default:
-				c = &echunk{}
+				c = s.newChunk()
 			}
 			c.done = make(chan struct{})
 			want := max(chunkSize, 2*len(carry))
@@ -1177,7 +1183,7 @@ func (s *chunkSrc) cutMapped(work chan<- *echunk) {
 		select {
 		case c = <-s.free:
 		default:
-			c = &echunk{}
+			c = s.newChunk()
 		}
 		c.done = make(chan struct{})
 		c.buf = rem[:n:n] // read-only: never appended to
@@ -1201,5 +1207,34 @@ func (s *chunkSrc) close() {
 	close(s.stop)
 	if s.m != nil {
 		s.wg.Wait()
+	}
+}
+
+// newChunk returns a chunk whose tables have room for 5/4 of the most
+// lines, micro-ops and list elements a chunk has held so far, faulted in
+// at once (internal/mem): grown by appends, the tables of the first
+// chunks cost a page fault per fresh page and copies.
+func (s *chunkSrc) newChunk() *echunk {
+	c := &echunk{}
+	if n := int(s.maxFl.Load()); n > 0 {
+		c.fl = mem.Make[fline](n+n/4, 0)[:0]
+		c.tab.mops = mem.Make[fmop](int(s.maxMops.Load())*5/4, 0)[:0]
+		c.tab.elems = mem.Make[scal](int(s.maxElems.Load())*5/4, 0)[:0]
+	}
+	return c
+}
+
+// noteSizes records the sizes of chunk c's tables (newChunk).
+func (s *chunkSrc) noteSizes(c *echunk) {
+	for _, x := range []struct {
+		m *atomic.Int64
+		n int
+	}{{&s.maxFl, len(c.fl)}, {&s.maxMops, len(c.tab.mops)}, {&s.maxElems, len(c.tab.elems)}} {
+		for {
+			old := x.m.Load()
+			if int64(x.n) <= old || x.m.CompareAndSwap(old, int64(x.n)) {
+				break
+			}
+		}
 	}
 }

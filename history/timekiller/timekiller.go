@@ -43,6 +43,7 @@ import (
 
 	"github.com/txray/txray/history"
 	"github.com/txray/txray/internal/digits"
+	"github.com/txray/txray/internal/mem"
 )
 
 // FormatName is the --format name.
@@ -415,7 +416,7 @@ func (d *decoder) txn() error {
 	t.Ops = ops
 	if n := len(d.lists); n > 0 {
 		if cap(d.valArena)-len(d.valArena) < n {
-			d.valArena = make([]int32, 0, max(n, 1<<16))
+			d.valArena = mem.Make[int32](max(n, 1<<16), 0)[:0]
 		}
 		t.Lists = d.valArena[len(d.valArena) : len(d.valArena)+n : len(d.valArena)+n]
 		d.valArena = d.valArena[:len(d.valArena)+n]
@@ -736,7 +737,7 @@ func (d *decoder) push(ops []history.Op, o history.Op) []history.Op {
 		if d.arenas != nil {
 			na = d.arenas.Next(2 * len(ops))
 		} else {
-			na = make([]history.Op, max(1<<16, 2*len(ops)))
+			na = mem.Make[history.Op](max(1<<16, 2*len(ops)), 0)
 		}
 		copy(na, ops)
 		d.arena = na
