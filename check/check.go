@@ -243,6 +243,10 @@ func Names() []string {
 func Pick(h *history.History, model string) (ok []Checker, notApplicable map[string]string) {
 	regMu.RLock()
 	defer regMu.RUnlock()
+	if h != nil {
+		// Every Applies asks about h's op kinds: one pass for all.
+		defer h.MemoShape()()
+	}
 	type rc struct {
 		c Checker
 		r int

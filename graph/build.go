@@ -6,7 +6,14 @@ import (
 	"sort"
 
 	"github.com/txray/txray/history"
+	"github.com/txray/txray/internal/mem"
 )
+
+// fresh returns make([]T, n), faulted in by one request to the kernel
+// when it is big (internal/mem): Builder and Build write hundreds of
+// megabytes of fresh arrays, and a page fault per page cost more than the
+// writes.
+func fresh[T any](n int) []T { return mem.Make[T](n, 1<<20) }
 
 // NoKey is the Why.Key of edges that are not about a key: the process and
 // realtime edges this package creates.
@@ -43,7 +50,7 @@ func NewBuilder(n int) *Builder {
 	if n < 0 {
 		n = 0
 	}
-	return &Builder{n: n, deg: make([]int, n+1)}
+	return &Builder{n: n, deg: fresh[int](n + 1)}
 }
 
 // Add records the edge from -> to. Self-loops are ignored (a dependency of
@@ -67,7 +74,7 @@ func (b *Builder) Add(from, to int32, rel Rel, why Why) {
 		}
 		rel &^= r
 		if len(b.chunks) == 0 || len(b.chunks[len(b.chunks)-1]) == chunkSize {
-			b.chunks = append(b.chunks, make([]Edge, 0, chunkSize))
+			b.chunks = append(b.chunks, fresh[Edge](chunkSize)[:0])
 		}
 		c := &b.chunks[len(b.chunks)-1]
 		*c = append(*c, Edge{From: from, To: to, Rel: r, Why: why})
@@ -209,7 +216,7 @@ func (b *Builder) AddRealtimeOrder(h *history.History, include func(t *history.T
 		return
 	}
 	n := b.n
-	rt := &realtime{of: make([]int32, n), inv: make([]int64, n), comp: make([]int64, n), hasTo: make([]bool, n)}
+	rt := &realtime{of: fresh[int32](n), inv: fresh[int64](n), comp: fresh[int64](n), hasTo: fresh[bool](n)}
 	for i := range rt.of {
 		rt.of[i] = -1
 	}
@@ -217,7 +224,10 @@ func (b *Builder) AddRealtimeOrder(h *history.History, include func(t *history.T
 		t int64
 		i int32
 	}
-	var preds, succs []tv
+	// At most one entry per transaction each: sized once (growing them by
+	// append copied and faulted in about twice the memory).
+	preds := fresh[tv](len(h.Txns))[:0]
+	succs := fresh[tv](len(h.Txns))[:0]
 	for i := range h.Txns {
 		t := &h.Txns[i]
 		if !t.HasTime || t.Index < 0 || int(t.Index) >= n {
@@ -236,24 +246,35 @@ func (b *Builder) AddRealtimeOrder(h *history.History, include func(t *history.T
 			preds = append(preds, tv{c, t.Index})
 		}
 	}
-	// Stable radix sorts: ties keep index order.
-	tmp := make([]tv, max(len(preds), len(succs)))
+	// Stable LSD radix sorts on t - min (ties keep index order), with only
+	// as many 16-bit passes as the span max - min needs: three for the
+	// nanosecond clocks of histories up to about three days.
+	var tmp []tv
 	for _, a := range [][]tv{preds, succs} {
+		if len(a) == 0 {
+			continue
+		}
 		sorted := true
+		lo, hi := a[0].t, a[0].t
 		for i := 1; i < len(a); i++ {
-			if a[i].t < a[i-1].t {
+			x := a[i].t
+			if x < a[i-1].t {
 				sorted = false
-				break
 			}
+			lo, hi = min(lo, x), max(hi, x)
 		}
 		if sorted {
 			continue
 		}
+		if tmp == nil {
+			tmp = fresh[tv](max(len(preds), len(succs)))
+		}
+		span := uint64(hi) - uint64(lo) // hi - lo without overflow
 		src, dst := a, tmp[:len(a)]
-		for shift := 0; shift < 64; shift += 16 {
+		for shift := 0; shift < 64 && span>>shift != 0; shift += 16 {
 			var cnt [1 << 16]int32
 			for _, x := range src {
-				cnt[(uint64(x.t)^1<<63)>>shift&0xffff]++
+				cnt[(uint64(x.t)-uint64(lo))>>shift&0xffff]++
 			}
 			sum := int32(0)
 			for d := range cnt {
@@ -262,13 +283,15 @@ func (b *Builder) AddRealtimeOrder(h *history.History, include func(t *history.T
 				sum += c
 			}
 			for _, x := range src {
-				d := (uint64(x.t) ^ 1<<63) >> shift & 0xffff
+				d := (uint64(x.t) - uint64(lo)) >> shift & 0xffff
 				dst[cnt[d]] = x
 				cnt[d]++
 			}
 			src, dst = dst, src
 		}
-		// four passes: the result is back in a
+		if &src[0] != &a[0] {
+			copy(a, src) // an odd number of passes: the result is in tmp
+		}
 	}
 	tmp = nil
 	rt.m = len(preds)
@@ -277,8 +300,8 @@ func (b *Builder) AddRealtimeOrder(h *history.History, include func(t *history.T
 	}
 	// For each successor (by invoke time), the last point whose
 	// completion is strictly before its invoke: a merge of the two orders.
-	last := make([]int32, len(succs))
-	cnt := make([]int32, rt.m+1)
+	last := fresh[int32](len(succs))
+	cnt := fresh[int32](rt.m + 1)
 	k := -1
 	for i, sc := range succs {
 		for k+1 < len(preds) && preds[k+1].t < sc.t {
@@ -294,7 +317,7 @@ func (b *Builder) AddRealtimeOrder(h *history.History, include func(t *history.T
 		cnt[k] += cnt[k-1]
 	}
 	rt.off = cnt
-	rt.succ = make([]int32, cnt[rt.m])
+	rt.succ = fresh[int32](int(cnt[rt.m]))
 	pos := slices.Clone(cnt[:rt.m])
 	for i, sc := range succs {
 		if k := last[i]; k >= 0 {
@@ -329,7 +352,7 @@ func (b *Builder) Build() *Graph {
 	if E <= inPlaceAbove {
 		// Scatter into one new array: fast, stable (insertion order kept
 		// per node), peak twice the edge storage.
-		flat := make([]Edge, E)
+		flat := fresh[Edge](E)
 		pos := slices.Clone(off[:n])
 		for ci, c := range chunks {
 			for i := range c {
@@ -342,7 +365,7 @@ func (b *Builder) Build() *Graph {
 		chunks = [][]Edge{flat}
 		at = func(i int) *Edge { return &flat[i] }
 	} else {
-		seq = make([]uint32, E)
+		seq = fresh[uint32](E)
 		for i := range seq {
 			seq[i] = uint32(i)
 		}
@@ -389,7 +412,7 @@ func (b *Builder) Build() *Graph {
 		}
 		nxt = nil
 	}
-	adj := make([][]Edge, n)
+	adj := fresh[[]Edge](n)
 	var keys []uint64
 	var tmp []Edge
 	total := 0

@@ -336,15 +336,22 @@ func TestProcessOrder(t *testing.T) {
 
 // TestRealtimeOrderExact compares the implicit realtime order with its
 // definition (T1.Complete < T2.Invoke, T1's outcome known) and SCCs with a
-// brute-force graph with every realtime pair as an explicit edge.
+// brute-force graph with every realtime pair as an explicit edge; times
+// are spread over spans that take the radix sort 1 to 4 passes, with
+// negative and positive offsets.
 func TestRealtimeOrderExact(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for iter := 0; iter < 300; iter++ {
 		n := 2 + r.IntN(12)
 		tm := make([][2]int64, n)
+		scale := []int64{1, 1 << 17, 1 << 33, 1 << 47}[iter%4]
+		off := int64(0)
+		if iter%8 >= 4 {
+			off = r.Int64N(1<<62) - 1<<61
+		}
 		for i := range tm {
 			a := r.Int64N(30)
-			tm[i] = [2]int64{a, a + r.Int64N(8)}
+			tm[i] = [2]int64{a*scale + off, (a+r.Int64N(8))*scale + off}
 		}
 		var es []te
 		for k := 0; k < r.IntN(2*n); k++ {

@@ -42,10 +42,10 @@ func (g *Graph) tarjan(mask Rel, steps *int64, emit func(comp []int32) bool) {
 	n := g.n
 	rt := g.rt
 	rtOn := N > n
-	index := make([]int32, N) // 0 = unvisited; else dfs index + 1
-	low := make([]int32, N)
-	cur := make([]int32, N)
-	onStack := make([]bool, N)
+	index := fresh[int32](N) // 0 = unvisited; else dfs index + 1
+	low := fresh[int32](N)
+	cur := fresh[int32](N)
+	onStack := fresh[bool](N)
 	var stack, call []int32
 	next := int32(1)
 	var nsteps int64

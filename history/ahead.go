@@ -97,9 +97,9 @@ type OpArenas = Arenas[Op]
 // goroutine.
 func NewOpArenas(n int) *OpArenas { return NewArenas[Op](n) }
 
-// Arenas hands out slices of T of a fixed length, allocated and touched
-// (so their pages are faulted in) on another goroutine when at least 2 Ps
-// are available. T must hold no pointers that the helper's zero writes
+// Arenas hands out slices of T of a fixed length, allocated and faulted
+// in (populated by the kernel on Linux, else touched) on another goroutine
+// when at least 2 Ps are available. T must hold no pointers that the helper's zero writes
 // could matter to (it writes zero values only).
 type Arenas[T any] struct {
 	n    int
@@ -121,9 +121,13 @@ func NewArenas[T any](n int) *Arenas[T] {
 	go func() {
 		for {
 			s := make([]T, n)
-			// One write per 4 KiB page faults it in.
-			for i := 0; i < len(s); i += step {
-				s[i] = zero
+			// Ask the kernel to fault the pages in (one request
+			// instead of a fault per page), else one write per
+			// 4 KiB page faults it in.
+			if !canPopulate || !populate(unsafe.Pointer(unsafe.SliceData(s)), uintptr(len(s))*unsafe.Sizeof(zero)) {
+				for i := 0; i < len(s); i += step {
+					s[i] = zero
+				}
 			}
 			select {
 			case a.ch <- s:

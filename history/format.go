@@ -111,6 +111,10 @@ type Format struct {
 	DecodeDir func(dir string, opts DecodeOptions) (*History, error)
 	// SniffDir, optional, scores a directory.
 	SniffDir func(dir string) int
+	// Mapped reports that Decode keeps MappedInput's contract, so
+	// DecodeFile may hand it a big regular file mapped into memory
+	// instead of reading it.
+	Mapped bool
 }
 
 var (
@@ -198,6 +202,17 @@ func DecodeFile(path, format string, opts DecodeOptions) (*History, error) {
 		defer f.Close()
 		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
 			opts.SizeHint = st.Size()
+			if m := mapFile(f, st.Size()); m != nil {
+				prefix := m.b[:min(len(m.b), 64<<10)]
+				if fm, ok := LookupFormat(sniffed(prefix, format)); ok && fm.Mapped {
+					// The decoder reads the file in place
+					// (MappedInput); unmapped once it has returned.
+					defer m.close()
+					m.progress = opts.Progress
+					return decodeFrom(m, prefix, format, opts)
+				}
+				m.close()
+			}
 		}
 		r = f
 	}
@@ -205,9 +220,27 @@ func DecodeFile(path, format string, opts DecodeOptions) (*History, error) {
 		r = &progressReader{r: r, fn: opts.Progress}
 	}
 	br := bufio.NewReaderSize(r, 1<<20)
+	var prefix []byte
 	if format == "" || format == "auto" {
-		prefix, _ := br.Peek(64 << 10)
-		format = Sniff(prefix)
+		prefix, _ = br.Peek(64 << 10)
+	}
+	return decodeFrom(br, prefix, format, opts)
+}
+
+// sniffed is format, or for "" and "auto" the format Sniff picks for
+// prefix.
+func sniffed(prefix []byte, format string) string {
+	if format == "" || format == "auto" {
+		return Sniff(prefix)
+	}
+	return format
+}
+
+// decodeFrom decodes r in format, sniffing prefix (r's first bytes) when
+// format is "" or "auto".
+func decodeFrom(r io.Reader, prefix []byte, format string, opts DecodeOptions) (*History, error) {
+	if format == "" || format == "auto" {
+		format = sniffed(prefix, format)
 		if format == "" && len(bytes.TrimSpace(prefix)) == 0 {
 			// "pass --format" would send the user after the wrong cause.
 			return nil, &InputError{File: opts.Name, Line: 1, Msg: "the input is empty: no history to check"}
@@ -220,7 +253,7 @@ func DecodeFile(path, format string, opts DecodeOptions) (*History, error) {
 	if !ok || f.Decode == nil {
 		return nil, fmt.Errorf("unknown format %q (known: %s)", format, strings.Join(Formats(), ", "))
 	}
-	h, err := f.Decode(br, opts)
+	h, err := f.Decode(r, opts)
 	if err != nil {
 		return nil, err
 	}

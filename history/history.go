@@ -122,6 +122,9 @@ func (k Kind) IsWrite() bool { return k == Write || k == Delete }
 // model deleted versions return an unknown verdict on such a history
 // rather than mistake a delete for a write or drop it).
 func (h *History) HasDeletes() bool {
+	if s, ok := memoShape(h); ok {
+		return s.Has(Delete)
+	}
 	for i := range h.Txns {
 		for j := range h.Txns[i].Ops {
 			if h.Txns[i].Ops[j].Kind == Delete {

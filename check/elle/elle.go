@@ -229,16 +229,7 @@ func deletesUnknown(h *history.History, name string, opts check.Options) *check.
 	return r
 }
 
-func hasKind(h *history.History, k history.Kind) bool {
-	for i := range h.Txns {
-		for j := range h.Txns[i].Ops {
-			if h.Txns[i].Ops[j].Kind == k {
-				return true
-			}
-		}
-	}
-	return false
-}
+func hasKind(h *history.History, k history.Kind) bool { return h.Shape().Has(k) }
 
 // plan is what the model asks of the graph stage.
 type plan struct {

@@ -11,6 +11,7 @@ import (
 	"github.com/txray/txray/check"
 	"github.com/txray/txray/graph"
 	"github.com/txray/txray/history"
+	"github.com/txray/txray/internal/mem"
 	"github.com/txray/txray/model"
 )
 
@@ -301,8 +302,8 @@ func buildLA(h *history.History) (*laIndex, error) {
 		as += appCnt[k]
 	}
 	x.readStart[nk], x.appStart[nk] = rs, as
-	x.reads = make([]laRead, rs)
-	x.apps = make([]laApp, as)
+	x.reads = mem.Make[laRead](int(rs), 1<<20)
+	x.apps = mem.Make[laApp](int(as), 1<<20)
 	rfill := readCnt[:nk]
 	afill := appCnt[:nk]
 	copy(rfill, x.readStart[:nk])
@@ -540,7 +541,7 @@ type laKeys struct {
 
 func newLAKeys(x *laIndex, col *collector, sink edgeSink) *laKeys {
 	p := &laKeys{x: x, col: col, sink: sink,
-		pos: make([]int32, x.nv), wrIdx: make([]int32, x.nv), mark: make([]int32, x.nv),
+		pos: mem.Make[int32](x.nv, 1<<20), wrIdx: mem.Make[int32](x.nv, 1<<20), mark: mem.Make[int32](x.nv, 1<<20),
 		longest: make([]opRef, x.nk)}
 	return p
 }

@@ -161,16 +161,7 @@ func (Checker) Applies(h *history.History, m string) (int, string) {
 	return 70, "version order: item dependencies are exact"
 }
 
-func hasAppend(h *history.History) bool {
-	for i := range h.Txns {
-		for j := range h.Txns[i].Ops {
-			if h.Txns[i].Ops[j].Kind == history.Append {
-				return true
-			}
-		}
-	}
-	return false
-}
+func hasAppend(h *history.History) bool { return h.Shape().Has(history.Append) }
 
 // Check implements check.Checker.
 func (Checker) Check(ctx context.Context, h *history.History, opts check.Options) (*check.Result, error) {

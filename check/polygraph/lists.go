@@ -46,20 +46,10 @@ import (
 // counting as empty lists), reg (register writes and non-nil scalar
 // reads), other (any other kind).
 func listShape(h *history.History) (list, reg, other bool) {
-	for i := range h.Txns {
-		for j := range h.Txns[i].Ops {
-			o := &h.Txns[i].Ops[j]
-			switch {
-			case o.Kind == history.Append || o.Kind == history.Read && o.IsList:
-				list = true
-			case o.Kind == history.Write || o.Kind == history.Read && o.Value != history.NoValue:
-				reg = true
-			case o.Kind == history.Read:
-			default:
-				other = true
-			}
-		}
-	}
+	s := h.Shape()
+	list = s.Has(history.Append) || s.ListReads
+	reg = s.Has(history.Write) || s.ValueReads
+	other = !s.Only(history.Read, history.Write, history.Append)
 	return
 }
 

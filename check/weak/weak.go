@@ -142,18 +142,13 @@ func (Checker) Applies(h *history.History, m string) (int, string) {
 	return 95, "register/list history: the level's axioms decided exactly by saturation and one cycle check"
 }
 
-func hasAppends(h *history.History) bool {
-	for i := range h.Txns {
-		for j := range h.Txns[i].Ops {
-			if h.Txns[i].Ops[j].Kind == history.Append {
-				return true
-			}
-		}
-	}
-	return false
-}
+func hasAppends(h *history.History) bool { return h.Shape().Has(history.Append) }
 
 func unsupported(h *history.History) string {
+	if sh := h.Shape(); !sh.Has(history.PredRead) && !sh.Has(history.Increment) && !sh.Has(history.Delete) {
+		return ""
+	}
+	// The first such op names the reason.
 	for i := range h.Txns {
 		for j := range h.Txns[i].Ops {
 			o := &h.Txns[i].Ops[j]

@@ -114,6 +114,9 @@ type Builder struct {
 	freeOps  [][]history.Op
 	freePend []*pend // pending-invocation records to reuse
 	lastList [][]listElem
+	// cacheSlab and cacheFree supply lastList's blocks (growCache).
+	cacheSlab []listElem
+	cacheFree [maxCacheClass + 1][][]listElem
 	// pos counts client records in file order: Elle derives real-time
 	// order from the order of invocations and completions in the history,
 	// so histories without :time use these positions as their clock.

@@ -28,6 +28,7 @@ func init() {
 		Doc:    "Jepsen/Elle EDN history (one op map per line, or one vector of op maps)",
 		Sniff:  Sniff,
 		Decode: Decode,
+		Mapped: true,
 	})
 }
 
@@ -80,7 +81,7 @@ func Decode(r io.Reader, opts history.DecodeOptions) (*history.History, error) {
 		b.lists.Stop()
 		b.faulter.Stop()
 		b.arenas, b.lists, b.prefault, b.faulter = nil, nil, false, nil
-		close(src.stop)
+		src.close()
 	} else {
 		err = decodeStream(&lineSrc{br: bufio.NewReaderSize(r, 1<<16)}, b, opts.Name, opts.SizeHint)
 	}

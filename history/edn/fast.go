@@ -4,10 +4,14 @@ import (
 	"bufio"
 	"bytes"
 	"io"
+	"math/bits"
+	"sync"
+	"sync/atomic"
 
 	"github.com/txray/txray/history"
 	"github.com/txray/txray/internal/digits"
 	"github.com/txray/txray/internal/edn"
+	"github.com/txray/txray/internal/mem"
 )
 
 // The fast path. Jepsen and Elle write one op map per line,
@@ -713,7 +717,11 @@ func (b *Builder) fastOps(l *fline, t *scanTab, invoke bool) ([]history.Op, []in
 				}
 				lst[x] = b.H.Values.Int(e.i)
 				if x <= len(*cache) {
-					*cache = append((*cache)[:x], listElem{e.i, lst[x]})
+					c := (*cache)[:x]
+					if x == cap(c) {
+						c = b.growCache(c)
+					}
+					*cache = append(c, listElem{e.i, lst[x]})
 				}
 			}
 			o.SetListSpan(off, k)
@@ -727,6 +735,45 @@ func (b *Builder) fastOps(l *fline, t *scanTab, invoke bool) ([]history.Op, []in
 type listElem struct {
 	v  int64
 	id int32
+}
+
+// Cache blocks (Builder.lastList) hold 8 << class elements; blocks up to
+// maxCacheClass are carved from slabs of cacheSlab elements and recycled
+// when a cache outgrows them, so growing the caches of a million keys
+// costs no allocation per growth (it cost 10 % of the decoding goroutine's
+// time in mallocgc and fresh spans).
+const (
+	maxCacheClass = 6
+	cacheSlab     = 1 << 14
+)
+
+// growCache returns a block twice c's capacity (at least 8) holding c's
+// elements; c's block is kept for reuse.
+func (b *Builder) growCache(c []listElem) []listElem {
+	n := max(8, 2*cap(c))
+	class := bits.Len(uint(n>>3)) - 1
+	if class > maxCacheClass || n != 8<<class {
+		return append(make([]listElem, 0, n), c...)
+	}
+	var nb []listElem
+	if fl := &b.cacheFree[class]; len(*fl) > 0 {
+		nb = (*fl)[len(*fl)-1][:0]
+		*fl = (*fl)[:len(*fl)-1]
+	} else {
+		if len(b.cacheSlab)+n > cap(b.cacheSlab) {
+			b.cacheSlab = mem.Make[listElem](cacheSlab, 0)[:0]
+		}
+		l := len(b.cacheSlab)
+		nb = b.cacheSlab[l : l : l+n]
+		b.cacheSlab = b.cacheSlab[:l+n]
+	}
+	nb = append(nb, c...)
+	if k := cap(c); k >= 8 {
+		if oc := bits.Len(uint(k>>3)) - 1; oc <= maxCacheClass && k == 8<<oc {
+			b.cacheFree[oc] = append(b.cacheFree[oc], c[:0])
+		}
+	}
+	return nb
 }
 
 // source yields the input's lines in order; a line may come scanned.
@@ -963,12 +1010,20 @@ type chunkSrc struct {
 	free    chan *echunk // chunks the decoder is done with, for reuse
 	readErr chan error
 	stop    chan struct{}
-	c       *echunk
-	i       int
-	line    int
-	nread   int64
-	rerr    error
-	ended   bool
+	// m, when set, is the mapped input the chunks are cut from in place;
+	// wg counts the reader and the workers, which must be done with m
+	// before Decode returns (history.MappedInput).
+	m  *history.MappedInput
+	wg sync.WaitGroup
+	// most lines, micro-ops and list elements a chunk has held so far:
+	// new chunks' tables are made that big at once (newChunk).
+	maxFl, maxMops, maxElems atomic.Int64
+	c                        *echunk
+	i                        int
+	line                     int
+	nread                    int64
+	rerr                     error
+	ended                    bool
 }
 
 func (s *chunkSrc) lineNo() int { return s.line }
@@ -985,6 +1040,10 @@ func (s *chunkSrc) next() ([]byte, *fline, *scanTab, bool) {
 			// returned and used (the feeder asks for a line only once
 			// it has handed on the previous one; strings are copied
 			// when interned).
+			if s.m != nil {
+				s.m.Drop(s.c.buf)
+				s.c.buf = nil
+			}
 			select {
 			case s.free <- s.c:
 			default:
@@ -1018,15 +1077,27 @@ func (s *chunkSrc) next() ([]byte, *fline, *scanTab, bool) {
 func startChunks(r io.Reader, nw int) *chunkSrc {
 	s := &chunkSrc{order: make(chan *echunk, 2*nw), free: make(chan *echunk, 3*nw+2), readErr: make(chan error, 1), stop: make(chan struct{})}
 	work := make(chan *echunk, nw)
+	s.wg.Add(nw + 1)
 	for range nw {
 		go func() {
+			defer s.wg.Done()
 			for c := range work {
 				c.scan()
+				s.noteSizes(c)
 				close(c.done)
 			}
 		}()
 	}
+	if m, ok := r.(*history.MappedInput); ok {
+		s.m = m
+		go func() {
+			defer s.wg.Done()
+			s.cutMapped(work)
+		}()
+		return s
+	}
 	go func() {
+		defer s.wg.Done()
 		defer close(s.order)
 		defer close(work)
 		var carry []byte // a partial last line, carried to the next chunk
@@ -1035,7 +1106,7 @@ func startChunks(r io.Reader, nw int) *chunkSrc {
 			select {
 			case c = <-s.free:
 			default:
-				c = &echunk{}
+				c = s.newChunk()
 			}
 			c.done = make(chan struct{})
 			want := max(chunkSize, 2*len(carry))
@@ -1088,4 +1159,82 @@ func startChunks(r io.Reader, nw int) *chunkSrc {
 		}
 	}()
 	return s
+}
+
+// cutMapped is the reader of a mapped input: it cuts chunks of whole lines
+// (about chunkSize bytes; a longer line makes a longer chunk) in place.
+func (s *chunkSrc) cutMapped(work chan<- *echunk) {
+	defer close(s.order)
+	defer close(work)
+	for {
+		rem := s.m.Bytes()
+		if len(rem) == 0 {
+			return
+		}
+		n := len(rem)
+		if n > chunkSize {
+			if i := bytes.LastIndexByte(rem[:chunkSize], '\n'); i >= 0 {
+				n = i + 1
+			} else if i := bytes.IndexByte(rem[chunkSize:], '\n'); i >= 0 {
+				n = chunkSize + i + 1
+			}
+		}
+		var c *echunk
+		select {
+		case c = <-s.free:
+		default:
+			c = s.newChunk()
+		}
+		c.done = make(chan struct{})
+		c.buf = rem[:n:n] // read-only: never appended to
+		s.m.Advance(n)
+		select {
+		case s.order <- c:
+		case <-s.stop:
+			return
+		}
+		select {
+		case work <- c:
+		case <-s.stop:
+			return
+		}
+	}
+}
+
+// close stops the reader and the workers; with a mapped input it waits
+// until they are done with it.
+func (s *chunkSrc) close() {
+	close(s.stop)
+	if s.m != nil {
+		s.wg.Wait()
+	}
+}
+
+// newChunk returns a chunk whose tables have room for 5/4 of the most
+// lines, micro-ops and list elements a chunk has held so far, faulted in
+// at once (internal/mem): grown by appends, the tables of the first
+// chunks cost a page fault per fresh page and copies.
+func (s *chunkSrc) newChunk() *echunk {
+	c := &echunk{}
+	if n := int(s.maxFl.Load()); n > 0 {
+		c.fl = mem.Make[fline](n+n/4, 0)[:0]
+		c.tab.mops = mem.Make[fmop](int(s.maxMops.Load())*5/4, 0)[:0]
+		c.tab.elems = mem.Make[scal](int(s.maxElems.Load())*5/4, 0)[:0]
+	}
+	return c
+}
+
+// noteSizes records the sizes of chunk c's tables (newChunk).
+func (s *chunkSrc) noteSizes(c *echunk) {
+	for _, x := range []struct {
+		m *atomic.Int64
+		n int
+	}{{&s.maxFl, len(c.fl)}, {&s.maxMops, len(c.tab.mops)}, {&s.maxElems, len(c.tab.elems)}} {
+		for {
+			old := x.m.Load()
+			if int64(x.n) <= old || x.m.CompareAndSwap(old, int64(x.n)) {
+				break
+			}
+		}
+	}
 }

@@ -33,6 +33,9 @@ func decodeBoth(t testing.TB, in []byte) {
 		chunkSize = cs
 		got, gotErr := Decode(bytes.NewReader(in), opts)
 		proptest.SameDecode(t, fmt.Sprintf("fast, parallel, chunks of %d bytes", cs), in, want, got, wantErr, gotErr)
+		// the input in memory, cut in place (history.MappedInput)
+		got, gotErr = Decode(history.NewMappedInput(in), opts)
+		proptest.SameDecode(t, fmt.Sprintf("fast, parallel, in place, chunks of %d bytes", cs), in, want, got, wantErr, gotErr)
 	}
 }
 

@@ -162,6 +162,7 @@ func appendTab(dst []history.Scalar, in *history.Interner) []history.Scalar {
 // the goroutine has ended.
 type preader struct {
 	r       io.Reader
+	m       *history.MappedInput // r, when it is a mapped input (runMapped)
 	line    int
 	carry   []byte  // bytes read after the last cut
 	pending *pchunk // cut but not handed over when stopped
@@ -283,6 +284,77 @@ func (p *preader) run(order, work chan<- *pchunk, free <-chan *pchunk, stop <-ch
 	}
 }
 
+// runMapped is run for a mapped input (p.m): chunks are cut in place, by
+// the same rules, and nothing is carried (the input after a cut is simply
+// not consumed yet).
+func (p *preader) runMapped(order, work chan<- *pchunk, free <-chan *pchunk, stop <-chan struct{}) {
+	defer close(order)
+	defer close(work)
+	for !p.eof {
+		rem := p.m.Bytes()
+		var c *pchunk
+		select {
+		case c = <-free:
+		default:
+			c = &pchunk{}
+		}
+		c.done = make(chan struct{})
+		c.raw = false
+		limit := chunkSize
+		cut := -1
+		for {
+			buf := rem[:min(limit, len(rem))]
+			if len(buf) == len(rem) {
+				p.eof = true
+				cut = len(buf)
+				break
+			}
+			p.learnElem(buf)
+			if p.elem != nil {
+				if i := bytes.LastIndex(buf, p.elem); i >= 0 {
+					cut = i + 1
+					break
+				}
+				if len(buf) < 8*chunkSize {
+					limit = len(buf) + chunkSize
+					continue
+				}
+			}
+			if i := bytes.LastIndexByte(buf, '\n'); i >= 0 {
+				cut = i + 1
+				break
+			}
+			if len(buf) >= 8*chunkSize {
+				cut, c.raw = len(buf), true
+				break
+			}
+			limit = len(buf) + chunkSize
+		}
+		c.buf = rem[:cut:cut] // read-only: never appended to
+		p.m.Advance(cut)
+		if len(c.buf) == 0 && !c.raw {
+			return
+		}
+		c.first = p.line
+		c.nl = bytes.Count(c.buf, []byte{'\n'})
+		p.line += c.nl
+		select {
+		case order <- c:
+		case <-stop:
+			p.pending = c
+			return
+		}
+		if c.raw {
+			return
+		}
+		select {
+		case work <- c:
+		case <-stop:
+			return
+		}
+	}
+}
+
 type errReader struct{ err error }
 
 func (e errReader) Read([]byte) (int, error) { return 0, e.err }
@@ -304,10 +376,15 @@ func (d *decoder) parallelAt(r io.Reader, sizeHint int64) (resumed int, err erro
 	free := make(chan *pchunk, 4*nw+4)
 	stop := make(chan struct{})
 	rd := &preader{r: r, line: 1}
+	rd.m, _ = r.(*history.MappedInput)
 	readerDone := make(chan struct{})
 	go func() {
 		defer close(readerDone)
-		rd.run(order, work, free, stop)
+		if rd.m != nil {
+			rd.runMapped(order, work, free, stop)
+		} else {
+			rd.run(order, work, free, stop)
+		}
 	}()
 	var wg sync.WaitGroup
 	for range nw {
@@ -353,8 +430,14 @@ func (d *decoder) parallelAt(r io.Reader, sizeHint int64) (resumed int, err erro
 			rs = append(rs, rd.r)
 		}
 		// As the sequential decoder of big inputs on few CPUs: read ahead
-		// and fault the ops' memory in on another goroutine.
-		ra, stopRA := history.ReadAhead(io.MultiReader(rs...), 1<<20)
+		// and fault the ops' memory in on another goroutine. (A mapped
+		// input is in memory already, and no goroutine may read it after
+		// Decode returns: no read-ahead.)
+		var ra io.Reader = io.MultiReader(rs...)
+		stopRA := func() {}
+		if rd.m == nil {
+			ra, stopRA = history.ReadAhead(ra, 1<<20)
+		}
 		d.arenas = history.NewOpArenas(1 << 16)
 		defer func() {
 			d.arenas.Stop()
@@ -367,6 +450,7 @@ func (d *decoder) parallelAt(r io.Reader, sizeHint int64) (resumed int, err erro
 	}
 
 	var km, vm, sm []int32
+	var faulter *history.TxnPrefaulter
 	presized := false
 	line := 1
 	for c := range order {
@@ -383,6 +467,10 @@ func (d *decoder) parallelAt(r io.Reader, sizeHint int64) (resumed int, err erro
 		if !presized && len(c.buf) > 0 && sizeHint > 2*int64(len(c.buf)) {
 			presized = true
 			d.presize(float64(sizeHint)/float64(len(c.buf)), len(c.txns), h.Keys.Len(), h.Values.Len())
+			// Fault the table's pages in ahead of the appends below on
+			// another goroutine (150 MB for 1M transactions).
+			faulter = history.PrefaultTxns(h.Txns)
+			defer faulter.Stop()
 		}
 		for i := range c.txns {
 			t := &c.txns[i]
@@ -406,6 +494,7 @@ func (d *decoder) parallelAt(r io.Reader, sizeHint int64) (resumed int, err erro
 			}
 			h.Add(*t)
 		}
+		faulter.Advance(len(h.Txns))
 		d.list = d.list || c.list
 		d.allTS = d.allTS && c.allTS
 		for k, n := range c.ignored {
@@ -416,6 +505,10 @@ func (d *decoder) parallelAt(r io.Reader, sizeHint int64) (resumed int, err erro
 		}
 		line = c.first + c.nl
 		c.txns = c.txns[:0]
+		if rd.m != nil {
+			rd.m.Drop(c.buf)
+			c.buf = nil
+		}
 		select {
 		case free <- c:
 		default:

@@ -58,6 +58,11 @@ func sameDecode(t *testing.T, in []byte, chunk, failAt int) {
 	opts.SizeHint = int64(len(in))
 	got, gotErr := Decode(reader(), opts)
 	proptest.SameDecode(t, fmt.Sprintf("parallel, chunks of %d bytes", chunk), in, want, got, wantErr, gotErr)
+	if failAt == 0 {
+		// the input in memory, cut in place (history.MappedInput)
+		got, gotErr = Decode(history.NewMappedInput(in), opts)
+		proptest.SameDecode(t, fmt.Sprintf("parallel, in place, chunks of %d bytes", chunk), in, want, got, wantErr, gotErr)
+	}
 }
 
 func encoded(t testing.TB, list bool, txns int, seed uint64) []byte {

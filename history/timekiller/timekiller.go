@@ -43,6 +43,7 @@ import (
 
 	"github.com/txray/txray/history"
 	"github.com/txray/txray/internal/digits"
+	"github.com/txray/txray/internal/mem"
 )
 
 // FormatName is the --format name.
@@ -59,6 +60,7 @@ func init() {
 		Doc:    "TimeKiller / Chronos JSON (array of {tid,sid,sts,cts,ops}) with start/commit timestamps",
 		Sniff:  Sniff,
 		Decode: Decode,
+		Mapped: true,
 	})
 }
 
@@ -156,7 +158,12 @@ func Decode(r io.Reader, opts history.DecodeOptions) (*history.History, error) {
 		// Big input, fewer than parallelProcs CPUs: decode sequentially,
 		// but read ahead and fault the ops' memory in on another
 		// goroutine (history.ReadAhead, history.OpArenas).
-		ra, stop := history.ReadAhead(r, 1<<20)
+		ra, stop := r, func() {}
+		if _, mapped := r.(*history.MappedInput); !mapped {
+			// (a mapped input is in memory, and no goroutine may
+			// read it after Decode returns)
+			ra, stop = history.ReadAhead(r, 1<<20)
+		}
 		d.arenas = history.NewOpArenas(1 << 16)
 		d.lx = NewLexer(ra)
 		err = d.array(tokStart, opts.SizeHint)
@@ -409,7 +416,7 @@ func (d *decoder) txn() error {
 	t.Ops = ops
 	if n := len(d.lists); n > 0 {
 		if cap(d.valArena)-len(d.valArena) < n {
-			d.valArena = make([]int32, 0, max(n, 1<<16))
+			d.valArena = mem.Make[int32](max(n, 1<<16), 0)[:0]
 		}
 		t.Lists = d.valArena[len(d.valArena) : len(d.valArena)+n : len(d.valArena)+n]
 		d.valArena = d.valArena[:len(d.valArena)+n]
@@ -730,7 +737,7 @@ func (d *decoder) push(ops []history.Op, o history.Op) []history.Op {
 		if d.arenas != nil {
 			na = d.arenas.Next(2 * len(ops))
 		} else {
-			na = make([]history.Op, max(1<<16, 2*len(ops)))
+			na = mem.Make[history.Op](max(1<<16, 2*len(ops)), 0)
 		}
 		copy(na, ops)
 		d.arena = na
