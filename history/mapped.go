@@ -3,6 +3,7 @@ package history
 import (
 	"io"
 	"os"
+	"strings"
 	"unsafe"
 )
 
@@ -85,10 +86,26 @@ var mapMin int64 = 8 << 20
 // mapOff disables mapping (tests of the reading path).
 var mapOff bool
 
+// MapEnv is the environment variable that turns decoding in place on
+// ("1", "on", "true"). It is off by default: a file truncated by another
+// process while it is decoded in place ends this process with SIGBUS (the
+// pages behind the new end no longer exist), where reading it gives a
+// short read and a clear error; the copies it saves cost 0.15–0.2 CPU-s
+// per 500 MB (docs/benchmarks.md, edn seventh session).
+const MapEnv = "TXRAY_MMAP"
+
+func mapWanted() bool {
+	switch strings.ToLower(strings.TrimSpace(os.Getenv(MapEnv))) {
+	case "1", "on", "true", "yes":
+		return true
+	}
+	return false
+}
+
 // mapFile maps f (size bytes) read-only, or returns nil when it cannot
-// (or should not) be mapped.
+// (or should not: MapEnv not set) be mapped.
 func mapFile(f *os.File, size int64) *MappedInput {
-	if mapOff || size < mapMin || size != int64(int(size)) {
+	if mapOff || !mapWanted() || size < mapMin || size != int64(int(size)) {
 		return nil
 	}
 	b, unmap := mmapFile(f, int(size))

@@ -17,6 +17,8 @@ import (
 // gives, and so does a file with bad input two thirds in (the same error,
 // through the sequential decoder's resumption on the mapped input).
 func TestDecodeFileMapped(t *testing.T) {
+	// in place only when history.MapEnv asks for it (off by default)
+	t.Setenv(history.MapEnv, "1")
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(2, runtime.GOMAXPROCS(0))))
 	h := chronostest.Generate(chronostest.Config{Txns: 40_000, Sessions: 50, Keys: 1000, Ops: 15, ReadFrac: 0.5, Zipf: 1.1, Seed: 6})
 	var buf bytes.Buffer
