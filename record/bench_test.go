@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/metrics"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -102,6 +103,17 @@ func BenchmarkRecordingOverhead(b *testing.B) {
 			var over, wallOver, cpuOver, ownOver []float64
 			// per run, µs per transaction: [0] baseline, [1] recorded
 			var client, backends, ownUS [2][]float64
+			// per run: bytes allocated and collections per transaction
+			// in this process (runtime/metrics), [0] baseline, [1] recorded
+			var allocB, gcs [2][]float64
+			// per run, per transaction: the client process's read and
+			// write system calls and context switches (counts: they do
+			// not drift with the machine's speed as CPU time does)
+			var sysR, sysW, csw [2][]float64
+			// PostgreSQL, per run: the register table's HOT share of
+			// updates (%) and buffer hits per transaction (heap + index),
+			// from the statistics views after the run
+			var hot, bufs [2][]float64
 			var stream []float64
 			var ownSum, txnSum [2]float64
 			ownOK := true
@@ -125,11 +137,15 @@ func BenchmarkRecordingOverhead(b *testing.B) {
 					// the recorder's.
 					var t0 time.Time
 					var c0, p0 float64
+					var a0, g0 uint64
+					var k0 procCounts
 					started := false
 					m := newOwnMeter(tc.server, serverPID)
 					c.clientConn, c.commitStream = m.client, m.stream
 					c.onStart = func() {
 						c0 = cpuSeconds(tc.server)
+						a0, g0 = allocAndGCs()
+						k0 = readProcCounts()
 						started, t0, p0 = true, time.Now(), processCPU()
 					}
 					// Every goroutine of the run (clients, recorder, commit
@@ -145,6 +161,8 @@ func BenchmarkRecordingOverhead(b *testing.B) {
 					runtime.GC() // the previous run's garbage is not this run's
 					pprof.Do(ctx, pprof.Labels("overhead", side), func(ctx context.Context) { res, err = Run(ctx, c) })
 					p1 := processCPU() // before cpuSeconds' /proc scan, which is the benchmark's
+					a1, g1 := allocAndGCs()
+					k1 := readProcCounts()
 					w := time.Since(t0).Seconds()
 					cs := cpuSeconds(tc.server) - c0
 					mb, ms := m.total(), m.streamTotal()
@@ -177,6 +195,17 @@ func BenchmarkRecordingOverhead(b *testing.B) {
 					client[k] = append(client[k], 1e6*(p1-p0)/n)
 					backends[k] = append(backends[k], 1e6*mb/n)
 					ownUS[k] = append(ownUS[k], 1e6*own/n)
+					allocB[k] = append(allocB[k], float64(a1-a0)/n)
+					sysR[k] = append(sysR[k], float64(k1.syscr-k0.syscr)/n)
+					sysW[k] = append(sysW[k], float64(k1.syscw-k0.syscw)/n)
+					csw[k] = append(csw[k], float64(k1.csw-k0.csw)/n)
+					if tc.server == "postgres" {
+						if h, bh, ok := pgTableStats(ctx, tc.url); ok {
+							hot[k] = append(hot[k], h)
+							bufs[k] = append(bufs[k], bh/n)
+						}
+					}
+					gcs[k] = append(gcs[k], 1000*float64(g1-g0)/n)
 					if record {
 						stream = append(stream, 1e6*ms/n)
 					}
@@ -230,6 +259,11 @@ func BenchmarkRecordingOverhead(b *testing.B) {
 				b.Logf("%s: %s own CPU µs/txn: %s", tc.name, side, fmtSpread(ownUS[k]))
 				b.Logf("%s: %s client process µs/txn: %s", tc.name, side, fmtSpread(client[k]))
 				b.Logf("%s: %s client sessions' server CPU µs/txn: %s", tc.name, side, fmtSpread(backends[k]))
+				b.Logf("%s: %s client process bytes allocated per txn: %s; collections per 1000 txns: %s", tc.name, side, fmtSpread(allocB[k]), fmtSpread(gcs[k]))
+				if len(hot[k]) > 0 {
+					b.Logf("%s: %s register table: HOT updates %% %s; buffer hits per txn %s", tc.name, side, fmtSpread(hot[k]), fmtSpread(bufs[k]))
+				}
+				b.Logf("%s: %s client process per txn: read syscalls %s; write syscalls %s; context switches %s", tc.name, side, fmtSpread(sysR[k]), fmtSpread(sysW[k]), fmtSpread(csw[k]))
 			}
 			if tc.server == "postgres" {
 				b.Logf("%s: recorded commit stream backend (logical decoding) µs/txn: %s", tc.name, fmtSpread(stream))
@@ -454,6 +488,78 @@ func statCPU(path string) (float64, bool) {
 	return (u + st) / 100, true // USER_HZ
 }
 
+// allocAndGCs is this process's cumulative heap bytes allocated and
+// completed collections (runtime/metrics: no stop of the world).
+func allocAndGCs() (uint64, uint64) {
+	s := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}, {Name: "/gc/cycles/total:gc-cycles"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64(), s[1].Value.Uint64()
+}
+
+// threadCPU is the calling OS thread's CPU time in seconds.
+func threadCPU() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(1, &ru); err != nil { // RUSAGE_THREAD
+		return 0
+	}
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
+}
+
+// pgTableStats reads, after a run, the register table's share of HOT
+// updates (%) and its heap and index buffer hits, once the run's backends
+// have reported their statistics (they do as they exit).
+func pgTableStats(ctx context.Context, url string) (float64, float64, bool) {
+	time.Sleep(300 * time.Millisecond)
+	d, err := db.Open(ctx, url, db.Options{Level: db.ReadCommitted})
+	if err != nil {
+		return 0, 0, false
+	}
+	defer d.Close()
+	c, err := d.Conn(ctx)
+	if err != nil {
+		return 0, 0, false
+	}
+	defer c.Close()
+	rows, err := c.Query(ctx, `SELECT s.n_tup_upd::float8, s.n_tup_hot_upd::float8,
+		(coalesce(io.heap_blks_hit, 0) + coalesce(io.idx_blks_hit, 0))::float8
+		FROM pg_stat_user_tables s JOIN pg_statio_user_tables io USING (relid) WHERE s.relname = 'txray_register'`)
+	if err != nil {
+		return 0, 0, false
+	}
+	defer rows.Close()
+	var upd, hotUpd, hits float64
+	ok := false
+	for rows.Next() {
+		ok = rows.Scan(&upd, &hotUpd, &hits) == nil
+	}
+	if !ok || upd == 0 {
+		return 0, 0, false
+	}
+	return 100 * hotUpd / upd, hits, true
+}
+
+// procCounts are this process's cumulative read and write system calls
+// (/proc/self/io) and context switches (getrusage).
+type procCounts struct{ syscr, syscw, csw int64 }
+
+func readProcCounts() procCounts {
+	var c procCounts
+	if b, err := os.ReadFile("/proc/self/io"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(l, "syscr: "); ok {
+				c.syscr, _ = strconv.ParseInt(v, 10, 64)
+			} else if v, ok := strings.CutPrefix(l, "syscw: "); ok {
+				c.syscw, _ = strconv.ParseInt(v, 10, 64)
+			}
+		}
+	}
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
+		c.csw = ru.Nvcsw + ru.Nivcsw
+	}
+	return c
+}
+
 // findServerPID is the pid of the first process named comm (0 if none).
 func findServerPID(comm string) int {
 	ents, _ := os.ReadDir("/proc")
@@ -471,52 +577,92 @@ func findServerPID(comm string) int {
 // client session's transactions: the xid column on the first write
 // (RETURNING pg_current_xact_id()::text, docs/recorder.md), the only
 // per-transaction change the recorder makes to the workload's SQL there.
-// One recording session and one plain session (db.Options.Record) run
-// the same rw-register-shaped transactions (BEGIN, two reads, two
-// upserts of random keys out of 1000, COMMIT) on a table of their own, in
-// alternating blocks of 500 transactions (recording first in every other
-// block pair), sequentially, so that only one of them works at a time.
-// Reported per transaction, medians over the block pairs: the client
-// process's CPU (client-us/txn-*) and the session's server backend
-// (backend-us/txn-*, /proc schedstat), and the per-pair overhead of both
-// together (xid-overhead-median-%, quartiles). b.N is the number of block
-// pairs (e.g. -benchtime 20x).
+// See sessionEvidenceBench for what it runs and reports; b.N is the
+// number of block pairs (e.g. -benchtime 20x).
 func BenchmarkPostgresXIDColumn(b *testing.B) {
+	sessionEvidenceBench(b, pgURL(), "xid", func(ev db.TxnEvidence) bool { return ev.XID != 0 })
+}
+
+// BenchmarkMariaDBGTIDTracking isolates what MariaDB recording adds to a
+// client session's transactions: the session tracks last_gtid
+// (session_track_system_variables, CLIENT_SESSION_TRACK set by the
+// gtidConn wrapper, record/db/mytrack.go), so every COMMIT that wrote
+// answers with its GTID in the OK packet, which the wrapper parses. See
+// sessionEvidenceBench; b.N is the number of block pairs.
+func BenchmarkMariaDBGTIDTracking(b *testing.B) {
+	sessionEvidenceBench(b, mysqlURL(), "gtid", func(ev db.TxnEvidence) bool { return ev.GTID != "" && ev.CommitTS.Set })
+}
+
+// sessionEvidenceBench: one recording and one plain session
+// (db.Options.Record) run the same rw-register-shaped transactions
+// (BEGIN, two reads, two upserts of random keys out of 1000, COMMIT) on a
+// table of their own, sequentially from one goroutine, alternating
+// transaction by transaction (plain, recording, recording, plain, ...), so
+// that only one of them works at a time, both see the machine's drift
+// alike (other people's load moves CPU time per transaction by tens of
+// percent within seconds on the shared machine, which blocks of 500
+// transactions each did not average out), and no recorder goroutine
+// runs: what is measured is the adapter's evidence capture alone. Each
+// iteration (b.N) is 500 transactions per session. Reported per
+// transaction, medians over the iterations: the client's CPU
+// (client-us/txn-*: the benchmark goroutine's OS thread, locked to it,
+// around each transaction: the driver's work, not the runtime's network
+// poller on other threads) and the session's server backend or connection
+// thread (backend-us/txn-*, /proc schedstat), and the per-iteration
+// overhead of both together (NAME-overhead-median-%, quartiles). captured tells whether a
+// transaction's evidence holds what the recording session must capture
+// (and the plain one must not).
+func sessionEvidenceBench(b *testing.B, url, name string, captured func(db.TxnEvidence) bool) {
 	ctx := context.Background()
-	const table = "txray_xidbench"
-	open := func(record bool) (db.DB, db.Conn, int) {
-		d, err := db.Open(ctx, pgURL(), db.Options{Level: db.ReadCommitted, Record: record})
+	const table = "txray_evbench"
+	serverPID := 0
+	open := func(record bool) (db.DB, db.Conn, string) {
+		d, err := db.Open(ctx, url, db.Options{Level: db.ReadCommitted, Record: record})
 		if err != nil {
-			b.Skipf("postgres not reachable (%v); skipping", err)
+			b.Skipf("%s not reachable (%v); skipping", url, err)
 		}
 		c, err := d.Conn(ctx)
 		if err != nil {
 			b.Fatal(err)
 		}
-		var pid int
-		rows, err := c.Query(ctx, "SELECT pg_backend_pid()")
+		q, mysql := "SELECT pg_backend_pid()", d.Name() != "postgres"
+		if mysql {
+			q = "SELECT tid FROM information_schema.processlist WHERE id = connection_id()"
+		}
+		var id int64
+		rows, err := c.Query(ctx, q)
 		if err != nil {
 			b.Fatal(err)
 		}
 		for rows.Next() {
-			if err := rows.Scan(&pid); err != nil {
+			if err := rows.Scan(&id); err != nil {
 				b.Fatal(err)
 			}
 		}
 		rows.Close()
-		return d, c, pid
+		path := "/proc/" + strconv.FormatInt(id, 10) + "/stat"
+		if mysql {
+			if serverPID == 0 {
+				serverPID = findServerPID("mariadbd")
+			}
+			path = "/proc/" + strconv.Itoa(serverPID) + "/task/" + strconv.FormatInt(id, 10) + "/stat"
+		}
+		if _, ok := statCPU(path); !ok {
+			b.Skipf("the session's CPU time is not readable at %s (remote server?); skipping", path)
+		}
+		return d, c, path
 	}
-	dr, cr, pidR := open(true)
+	dr, cr, pathR := open(true)
 	defer dr.Close()
 	defer cr.Close()
-	dp, cp, pidP := open(false)
+	dp, cp, pathP := open(false)
 	defer dp.Close()
 	defer cp.Close()
 	if err := dp.Setup(ctx, "DROP TABLE IF EXISTS "+table, "CREATE TABLE "+table+" (k BIGINT NOT NULL PRIMARY KEY, v BIGINT)"); err != nil {
 		b.Fatal(err)
 	}
 	defer func() { _ = dp.Setup(ctx, "DROP TABLE IF EXISTS "+table) }()
-	read := "SELECT v FROM " + table + " WHERE k = $1"
+	read := "SELECT v FROM " + table + " WHERE k = " + dp.Param(1)
 	write := dp.Upsert(table, false)
 	val := int64(0)
 	rnd := uint64(1)
@@ -524,70 +670,82 @@ func BenchmarkPostgresXIDColumn(b *testing.B) {
 		rnd = rnd*6364136223846793005 + 1442695040888963407
 		return int64(rnd>>33) % 1000
 	}
-	const block = 500
-	// block runs one block on c and returns client and backend CPU
-	// seconds per transaction.
-	runBlock := func(c db.Conn, pid int, wantXID bool) (float64, float64) {
-		s0, _ := backendCPU(pid)
-		p0 := processCPU()
-		for i := 0; i < block; i++ {
-			if err := c.Begin(ctx); err != nil {
-				b.Fatal(err)
-			}
-			for j := 0; j < 4; j++ {
-				if j%2 == 0 {
-					rows, err := c.Query(ctx, read, key())
-					if err != nil {
-						b.Fatal(err)
-					}
-					for rows.Next() {
-						var v *int64
-						if err := rows.Scan(&v); err != nil {
-							b.Fatal(err)
-						}
-					}
-					rows.Close()
-					continue
-				}
-				val++
-				if _, err := c.Exec(ctx, write, key(), val); err != nil {
+	// one runs one transaction on c and checks its evidence.
+	one := func(c db.Conn, want bool) {
+		if err := c.Begin(ctx); err != nil {
+			b.Fatal(err)
+		}
+		for j := 0; j < 4; j++ {
+			if j%2 == 0 {
+				rows, err := c.Query(ctx, read, key())
+				if err != nil {
 					b.Fatal(err)
 				}
+				for rows.Next() {
+					var v *int64
+					if err := rows.Scan(&v); err != nil {
+						b.Fatal(err)
+					}
+				}
+				rows.Close()
+				continue
 			}
-			if err := c.Commit(ctx); err != nil {
+			val++
+			if _, err := c.Exec(ctx, write, key(), val); err != nil {
 				b.Fatal(err)
 			}
-			if got := c.Evidence().XID != 0; got != wantXID {
-				b.Fatalf("recording session %v: xid captured %v", wantXID, got)
-			}
 		}
-		p1 := processCPU()
-		s1, _ := backendCPU(pid)
-		return (p1 - p0) / block, (s1 - s0) / block
+		if err := c.Commit(ctx); err != nil {
+			b.Fatal(err)
+		}
+		if got := captured(c.Evidence()); got != want {
+			b.Fatalf("recording session %v: %s captured %v", want, name, got)
+		}
 	}
-	var over []float64
+	// The benchmark's goroutine keeps its OS thread, whose CPU time
+	// (RUSAGE_THREAD) is then the client's work on each transaction.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	const block = 500
+	var over, overCli, overSrv []float64
 	var cli, srv [2][]float64 // [0] plain, [1] recording
 	for i := 0; i < b.N; i++ {
-		var tot [2]float64
-		for _, rec := range []bool{i%2 == 0, i%2 != 0} {
-			k, c, pid := 0, cp, pidP
-			if rec {
-				k, c, pid = 1, cr, pidR
+		var cu [2]float64
+		s0 := [2]float64{}
+		s0[0], _ = statCPU(pathP)
+		s0[1], _ = statCPU(pathR)
+		for t := 0; t < 2*block; t++ {
+			// alternate: plain, recording, recording, plain, ...
+			k := (t + t/2) % 2
+			c := cp
+			if k == 1 {
+				c = cr
 			}
-			cu, su := runBlock(c, pid, rec)
-			cli[k] = append(cli[k], 1e6*cu)
+			t0 := threadCPU()
+			one(c, k == 1)
+			cu[k] += threadCPU() - t0
+		}
+		var tot [2]float64
+		for k, path := range []string{pathP, pathR} {
+			s1, _ := statCPU(path)
+			su := (s1 - s0[k]) / block
+			cli[k] = append(cli[k], 1e6*cu[k]/block)
 			srv[k] = append(srv[k], 1e6*su)
-			tot[k] = cu + su
+			tot[k] = cu[k]/block + su
 		}
 		over = append(over, 100*(tot[1]/tot[0]-1))
+		overCli = append(overCli, 100*(cu[1]/cu[0]-1))
+		overSrv = append(overSrv, 100*(srv[1][i]/srv[0][i]-1))
 	}
-	for k, side := range []string{"plain", "xid"} {
+	for k, side := range []string{"plain", name} {
 		b.ReportMetric(medianOf(slices.Clone(cli[k])), "client-us/txn-"+side)
 		b.ReportMetric(medianOf(slices.Clone(srv[k])), "backend-us/txn-"+side)
-		b.Logf("%s: client µs/txn %s; backend µs/txn %s", side, fmtSpread(cli[k]), fmtSpread(srv[k]))
+		b.Logf("%s: client µs/txn %s; session's server CPU µs/txn %s", side, fmtSpread(cli[k]), fmtSpread(srv[k]))
 	}
-	b.ReportMetric(medianOf(slices.Clone(over)), "xid-overhead-median-%")
-	b.ReportMetric(quantileOf(slices.Clone(over), 0.25), "xid-overhead-q1-%")
-	b.ReportMetric(quantileOf(slices.Clone(over), 0.75), "xid-overhead-q3-%")
-	b.Logf("client + backend CPU overhead per pair of blocks %%: %s", fmtSpread(over))
+	b.ReportMetric(medianOf(slices.Clone(over)), name+"-overhead-median-%")
+	b.ReportMetric(quantileOf(slices.Clone(over), 0.25), name+"-overhead-q1-%")
+	b.ReportMetric(quantileOf(slices.Clone(over), 0.75), name+"-overhead-q3-%")
+	b.Logf("client + session CPU overhead per iteration %%: %s", fmtSpread(over))
+	b.Logf("client CPU overhead per iteration %%: %s", fmtSpread(overCli))
+	b.Logf("session's server CPU overhead per iteration %%: %s", fmtSpread(overSrv))
 }
