@@ -816,7 +816,7 @@ func (c *Checker) prefetch(t *Txn) {
 			// next class (resize): start loading both
 			cl := uint8(1)
 			if ks.nv > 0 {
-				cl = max(2, ks.vcls+1)
+				cl = growClass(ks.vcls)
 				prefetchVers(c.vp.slot(ks.vcls, ks.voff)[:ks.nv])
 			}
 			if int(cl) < len(grows) {
@@ -1050,12 +1050,13 @@ func (c *Checker) install(t *Txn, o *Op, w int32, tx int64) {
 		// a new key's first version takes a one-version slot (a stream
 		// of ever-new keys writes most keys once: 32 bytes, not 256,
 		// until the sweep); the second goes to 8 (growing 2, 4, 8
-		// would copy every busy key's versions three times); a key left
-		// with one version moves back to class 1 (tick)
+		// would copy every busy key's versions three times), the ninth
+		// to 32 (growClass); a key left with one version moves back to
+		// class 1 (tick)
 		if n == 0 {
 			c.resize(ks, 1)
 		} else {
-			c.resize(ks, max(2, ks.vcls+1))
+			c.resize(ks, growClass(ks.vcls))
 		}
 	}
 	vs := c.vp.slot(ks.vcls, ks.voff)[:n+1]
