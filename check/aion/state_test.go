@@ -213,3 +213,32 @@ func TestPageMakerHandsOutZeroedPages(t *testing.T) {
 		}
 	}
 }
+
+// TestOnlyLastWriteOfAKeyIsInstalled: of a transaction's writes of one key
+// only the last becomes a version; keys that share a bit of Add's filter
+// of later writes (ids 64 apart) are each installed; a list op on the key
+// after a write does not make the write a duplicate unless it is a write.
+func TestOnlyLastWriteOfAKeyIsInstalled(t *testing.T) {
+	c := New(Config{FinalAfter: time.Hour})
+	var ids []int32
+	for i := range 130 {
+		ids = append(ids, c.Keys.Int(int64(i)))
+	}
+	a, b, d := ids[1], ids[65], ids[129] // same bit (id mod 64)
+	w := func(k int32, v int64) Op { return Op{Key: k, Kind: history.Write, V: Val{N: v, K: 1}} }
+	tx := &Txn{ID: "t", Status: history.Committed,
+		StartTS: history.Timestamp{P: 1, Set: true}, CommitTS: history.Timestamp{P: 2, Set: true},
+		Ops: []Op{w(a, 1), w(b, 2), w(a, 3), w(d, 4), w(b, 5), {Key: d, Kind: history.Append, List: true, V: Val{N: 9, K: 1}}}}
+	if err := c.Add(tx); err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range []struct {
+		k int32
+		v int64
+	}{{a, 3}, {b, 5}, {d, 4}} {
+		vs := c.vers(c.keys.get(x.k))
+		if len(vs) != 1 || vs[0].vN != x.v {
+			t.Errorf("key %s: versions %+v, want one of value %d", c.Keys.String(x.k), vs, x.v)
+		}
+	}
+}
