@@ -765,21 +765,35 @@ func (c *Checker) Add(t *Txn) error {
 		tx = -1
 	}
 	// Install writes (last write per key), NoConflict, re-check reads.
+	// A write is installed unless a later op of t writes its key. later
+	// has a bit per key (id mod 64) of the writes after op j, so the later
+	// ops are scanned only when the key's bit is set (about one write in
+	// ten of a 15-op transaction; the scan of every later op was an eighth
+	// of Add's time: docs/benchmarks.md, issue 17 item 4, branch wchk).
 	w := int32(-1)
+	var later uint64
 	for j := len(t.Ops) - 1; j >= 0; j-- {
 		o := &t.Ops[j]
-		if o.Kind != history.Write || o.List {
+		if o.Kind != history.Write {
 			continue
 		}
-		dup := false
-		for jj := j + 1; jj < len(t.Ops); jj++ {
-			if t.Ops[jj].Kind == history.Write && t.Ops[jj].Key == o.Key {
-				dup = true
-				break
+		bit := uint64(1) << (uint32(o.Key) & 63)
+		maybe := later&bit != 0
+		later |= bit
+		if o.List {
+			continue
+		}
+		if maybe {
+			dup := false
+			for jj := j + 1; jj < len(t.Ops); jj++ {
+				if t.Ops[jj].Kind == history.Write && t.Ops[jj].Key == o.Key {
+					dup = true
+					break
+				}
 			}
-		}
-		if dup {
-			continue
+			if dup {
+				continue
+			}
 		}
 		if w < 0 {
 			w = c.newWriter(t)
@@ -816,7 +830,7 @@ func (c *Checker) prefetch(t *Txn) {
 			// next class (resize): start loading both
 			cl := uint8(1)
 			if ks.nv > 0 {
-				cl = max(2, ks.vcls+1)
+				cl = growClass(ks.vcls)
 				prefetchVers(c.vp.slot(ks.vcls, ks.voff)[:ks.nv])
 			}
 			if int(cl) < len(grows) {
@@ -1050,12 +1064,13 @@ func (c *Checker) install(t *Txn, o *Op, w int32, tx int64) {
 		// a new key's first version takes a one-version slot (a stream
 		// of ever-new keys writes most keys once: 32 bytes, not 256,
 		// until the sweep); the second goes to 8 (growing 2, 4, 8
-		// would copy every busy key's versions three times); a key left
-		// with one version moves back to class 1 (tick)
+		// would copy every busy key's versions three times), the ninth
+		// to 32 (growClass); a key left with one version moves back to
+		// class 1 (tick)
 		if n == 0 {
 			c.resize(ks, 1)
 		} else {
-			c.resize(ks, max(2, ks.vcls+1))
+			c.resize(ks, growClass(ks.vcls))
 		}
 	}
 	vs := c.vp.slot(ks.vcls, ks.voff)[:n+1]

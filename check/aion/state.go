@@ -125,6 +125,23 @@ func clsSize(c uint8) int {
 	return 2 << c
 }
 
+// growClass is the class a full slot of class c (≥ 1) grows into: a key's
+// second version goes to 8, the ninth to 32 (skipping 16: a busy key's
+// versions were copied three times on their way to 32, into slots each
+// touched for the first time, while a stream's window filled; growing
+// 8 → 32 at once saves a copy of 8 versions and 512 bytes of fresh memory
+// per key, docs/benchmarks.md, issue 17 item 4, branch wchk), then each
+// class doubles.
+func growClass(c uint8) uint8 {
+	switch {
+	case c <= 1:
+		return 2
+	case c == 2:
+		return 4
+	}
+	return c + 1
+}
+
 // clsFor returns the smallest class holding n versions.
 func clsFor(n int) uint8 {
 	if n <= 1 {
@@ -157,7 +174,13 @@ func (p *vpool) alloc(c uint8) uint32 {
 	s := k.n
 	k.n++
 	if int(s)/k.per >= len(k.pages) {
-		k.pages = append(k.pages, make([]version, k.per*k.size))
+		var pg []version
+		if k.per*k.size == vpage {
+			pg = versionPages.get() // faulted in off this goroutine (pages.go)
+		} else {
+			pg = make([]version, k.per*k.size)
+		}
+		k.pages = append(k.pages, pg)
 	}
 	return s
 }
@@ -246,7 +269,7 @@ func (q *readQ) push() (int64, *read) {
 		if k := len(q.spare); k > 0 {
 			pg, q.spare = q.spare[k-1], q.spare[:k-1]
 		} else {
-			pg = make([]read, readPage)
+			pg = readPages.get() // faulted in off this goroutine (pages.go)
 		}
 		q.pages = append(q.pages, pg)
 	}

@@ -150,3 +150,95 @@ func checkWriterRefs(t *testing.T, c *Checker, step int) {
 		}
 	}
 }
+
+// TestVersionsKeepOrderThroughGrowth: a key written many times without a
+// sweep moves through the slot classes 1 → 8 → 32 → 64 (growClass: never
+// 16 on the way up) and keeps every version, in commit order, with its
+// writer.
+func TestVersionsKeepOrderThroughGrowth(t *testing.T) {
+	c := New(Config{FinalAfter: time.Hour})
+	k := c.Keys.Int(7)
+	var classes []uint8
+	for i := range 40 {
+		tx := &Txn{ID: fmt.Sprint(i), Status: history.Committed,
+			StartTS: history.Timestamp{P: int64(10 * i), Set: true}, CommitTS: history.Timestamp{P: int64(10*i + 5), Set: true},
+			Ops: []Op{{Key: k, Kind: history.Write, V: Val{N: int64(i), K: 1}}}}
+		if err := c.Add(tx); err != nil {
+			t.Fatal(err)
+		}
+		ks := c.keys.get(k)
+		if len(classes) == 0 || classes[len(classes)-1] != ks.vcls {
+			classes = append(classes, ks.vcls)
+		}
+		vs := c.vers(ks)
+		if len(vs) != i+1 {
+			t.Fatalf("after %d writes: %d versions", i+1, len(vs))
+		}
+		for j, v := range vs {
+			if v.vN != int64(j) || v.ctsP != int64(10*j+5) || c.writers.at(v.w).id != fmt.Sprint(j) {
+				t.Fatalf("after %d writes: version %d is %d (cts %d, writer %s)", i+1, j, v.vN, v.ctsP, c.writers.at(v.w).id)
+			}
+		}
+	}
+	if want := []uint8{1, 2, 4, 5}; fmt.Sprint(classes) != fmt.Sprint(want) {
+		t.Fatalf("classes %v, want %v", classes, want)
+	}
+}
+
+// TestPageMakerHandsOutZeroedPages: the pages a pageMaker hands out (ready
+// ones from its helper or new ones) have the page's length, are zero and
+// are distinct, also after the previous ones were written.
+func TestPageMakerHandsOutZeroedPages(t *testing.T) {
+	m := pageMaker[version]{n: 1 << 12}
+	seen := map[*version]bool{}
+	for i := range 20 {
+		p := m.get()
+		if len(p) != m.n {
+			t.Fatalf("page %d: %d versions, want %d", i, len(p), m.n)
+		}
+		for j := range p {
+			if p[j] != (version{}) {
+				t.Fatalf("page %d: version %d is not zero: %+v", i, j, p[j])
+			}
+		}
+		if seen[&p[0]] {
+			t.Fatalf("page %d handed out twice", i)
+		}
+		seen[&p[0]] = true
+		for j := range p {
+			p[j] = version{vN: int64(i), ctsP: int64(j)}
+		}
+		if i%4 == 0 {
+			time.Sleep(time.Millisecond) // let the helper make pages ready
+		}
+	}
+}
+
+// TestOnlyLastWriteOfAKeyIsInstalled: of a transaction's writes of one key
+// only the last becomes a version; keys that share a bit of Add's filter
+// of later writes (ids 64 apart) are each installed; a list op on the key
+// after a write does not make the write a duplicate unless it is a write.
+func TestOnlyLastWriteOfAKeyIsInstalled(t *testing.T) {
+	c := New(Config{FinalAfter: time.Hour})
+	var ids []int32
+	for i := range 130 {
+		ids = append(ids, c.Keys.Int(int64(i)))
+	}
+	a, b, d := ids[1], ids[65], ids[129] // same bit (id mod 64)
+	w := func(k int32, v int64) Op { return Op{Key: k, Kind: history.Write, V: Val{N: v, K: 1}} }
+	tx := &Txn{ID: "t", Status: history.Committed,
+		StartTS: history.Timestamp{P: 1, Set: true}, CommitTS: history.Timestamp{P: 2, Set: true},
+		Ops: []Op{w(a, 1), w(b, 2), w(a, 3), w(d, 4), w(b, 5), {Key: d, Kind: history.Append, List: true, V: Val{N: 9, K: 1}}}}
+	if err := c.Add(tx); err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range []struct {
+		k int32
+		v int64
+	}{{a, 3}, {b, 5}, {d, 4}} {
+		vs := c.vers(c.keys.get(x.k))
+		if len(vs) != 1 || vs[0].vN != x.v {
+			t.Errorf("key %s: versions %+v, want one of value %d", c.Keys.String(x.k), vs, x.v)
+		}
+	}
+}
