@@ -5,7 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -296,4 +301,108 @@ func TestRecycledBigTxnGetsItsOwnIndex(t *testing.T) {
 	if r := c.Close(); r.Verdict != check.Valid {
 		t.Fatalf("%v: %d anomalies, the first: %.300s", r.Verdict, len(r.Anomalies), r.Anomalies[0].Explanation)
 	}
+}
+
+// BenchmarkDecodeAddStream measures decoding and checking together in one
+// goroutine, with and without a Recycler (sub-benchmarks recycle and
+// fresh), on the first $TXRAY_AION_STREAM_MB MiB (default 400) of the
+// stream named by $TXRAY_AION_STREAM (see BenchmarkAddAllStream; skipped
+// without it): batches of 256 KiB of
+// lines decoded by a Reader and added with AddAll, the clock simulated at
+// 200,000 transactions/s with a Tick every 250 ms and FinalAfter 1 s, so
+// that the window, and with it the memory, does not depend on machine
+// load. Reported: process CPU per transaction (the collector included)
+// and minor page faults per transaction (getrusage), as watch's runtime
+// settings (GOGC 300 and a soft limit) apply. Run each sub-benchmark in
+// its own process (-test.bench 'DecodeAddStream/recycle$'): the heap one
+// leaves behind is already faulted in for the next. The window fills
+// during the first 200,000 transactions (1 s simulated): only the stream
+// after that can be decoded into recycled memory.
+func BenchmarkDecodeAddStream(b *testing.B) {
+	path := os.Getenv("TXRAY_AION_STREAM")
+	if path == "" {
+		b.Skip("TXRAY_AION_STREAM not set")
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	mb := 400
+	if s := os.Getenv("TXRAY_AION_STREAM_MB"); s != "" {
+		var err error
+		if mb, err = strconv.Atoi(s); err != nil {
+			b.Fatal(err)
+		}
+	}
+	data := make([]byte, mb<<20)
+	n, _ := io.ReadFull(f, data)
+	f.Close()
+	data = data[:bytes.LastIndexByte(data[:n], '\n')+1]
+	defer debug.SetGCPercent(debug.SetGCPercent(300))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(828 << 20))
+	for _, recycle := range []bool{true, false} {
+		name := "fresh"
+		if recycle {
+			name = "recycle"
+		}
+		b.Run(name, func(b *testing.B) {
+			var cpu time.Duration
+			var faults int64
+			txns := 0
+			for range b.N {
+				runtime.GC()
+				var rc *Recycler
+				if recycle {
+					rc = NewRecycler()
+				}
+				now := time.Unix(0, 0)
+				c := New(Config{FinalAfter: time.Second, Now: func() time.Time { return now }, Recycler: rc})
+				rd := NewBytesReader(nil, c, path)
+				if rc != nil {
+					rd.Recycle(rc)
+				}
+				cpu0, f0 := cpuTime(), minFaults()
+				var batch []*Txn
+				next := time.Duration(0)
+				for rest := data; len(rest) > 0; {
+					cut := min(len(rest), 256<<10)
+					cut = bytes.LastIndexByte(rest[:cut], '\n') + 1
+					rd.Reset(rest[:cut], 0)
+					rest = rest[cut:]
+					batch = batch[:0]
+					for {
+						x, err := rd.Next()
+						if err == io.EOF {
+							break
+						}
+						if err != nil {
+							b.Fatal(err)
+						}
+						batch = append(batch, x)
+					}
+					now = now.Add(time.Duration(len(batch)) * 5 * time.Microsecond)
+					txns += c.AddAll(batch, func(_ *Txn, err error) { b.Fatal(err) })
+					clear(batch)
+					if d := now.Sub(time.Unix(0, 0)); d >= next {
+						c.Tick()
+						next = d + 250*time.Millisecond
+					}
+				}
+				if r := c.Close(); r.Verdict != check.Valid {
+					b.Fatalf("%v %v", r.Verdict, r.Reason)
+				}
+				cpu += cpuTime() - cpu0
+				faults += minFaults() - f0
+			}
+			b.ReportMetric(float64(cpu.Nanoseconds())/float64(txns), "cpu-ns/txn")
+			b.ReportMetric(float64(faults)/float64(txns)*1000, "faults/1000txn")
+		})
+	}
+}
+
+// minFaults is the process's minor page faults so far.
+func minFaults() int64 {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return ru.Minflt
 }
