@@ -139,6 +139,11 @@ type Txn struct {
 	seq      int64
 	keyStrs  []string // string keys of ops with a raw key (Op.raw)
 	keyInts  []int64  // integer keys of ops outside [0, 2³¹) (Op.raw)
+	// holds: the checker's references to the transaction (its ptx
+	// entry, its writer entry, its session's entry; see Recycler);
+	// slab: the Reader's op slab its ops lie in (nil: none)
+	holds int32
+	slab  *opSlab
 }
 
 // Config configures a Checker.
@@ -195,6 +200,9 @@ type Config struct {
 	MaxSessions int
 	// MaxPerType caps listed anomalies per type (0 = 8).
 	MaxPerType int
+	// Recycler, when set, gets back the transactions added with AddAll
+	// once the checker no longer refers to them (see Recycler).
+	Recycler *Recycler
 	// Now is the clock (default time.Now); tests inject one.
 	Now func() time.Time
 	// seed, when seeded, is the filters' hash seed, else New draws one
@@ -369,6 +377,10 @@ type Checker struct {
 	maxPassSnap   history.Timestamp
 	latePass      int64
 	latePassFirst string
+
+	// rc: Config.Recycler; rel: releases not yet passed on to it
+	rc  *Recycler
+	rel []*Txn
 }
 
 // New returns a checker.
@@ -390,6 +402,7 @@ func New(cfg Config) *Checker {
 		anoms: map[string][]check.Anomaly{}, counts: map[string]int{},
 		kinds: map[int64]string{}, failed: map[int32][]failRec{}, seed: seed}
 	c.Keys = &Keys{c: c}
+	c.rc = cfg.Recycler
 	c.ser = cfg.Model == "serializable"
 	c.start = cfg.Now()
 	return c
@@ -477,6 +490,7 @@ func (c *Checker) hasReads(ks *keyState) bool { return ks.rhead > c.reads.head }
 // newWriter enters t in the writer table.
 func (c *Checker) newWriter(t *Txn) int32 {
 	w := writer{t: t, id: t.ID, sts: t.StartTS}
+	t.holds++
 	if n := len(c.wfree); n > 0 {
 		i := c.wfree[n-1]
 		c.wfree = c.wfree[:n-1]
@@ -499,9 +513,11 @@ func (c *Checker) unref(i int32, ghost bool) {
 	}
 	if r.full == 0 {
 		if r.ghost == 0 {
+			c.release(c.writers.at(i).t)
 			*c.writers.at(i) = writer{}
 			c.wfree = append(c.wfree, i)
 		} else if w := c.writers.at(i); w.t != nil {
+			c.release(w.t)
 			w.t = nil
 		}
 	}
@@ -584,10 +600,12 @@ func (c *Checker) applyRefs() {
 			i := int32(x >> 2)
 			if r := c.writers.ref(i); r.full == 0 {
 				if r.ghost == 0 {
+					c.release(c.writers.at(i).t)
 					*c.writers.at(i) = writer{}
 					c.wfree = append(c.wfree, i)
 					r.ghost = -1 // freed (newWriter resets it)
 				} else if w := c.writers.at(i); r.ghost > 0 && w.t != nil {
+					c.release(w.t)
 					w.t = nil
 				}
 			}
@@ -892,8 +910,10 @@ func (c *Checker) AddAll(ts []*Txn, refused func(*Txn, error)) int {
 		c.prefetchWriter()
 		if err := c.Add(t); err != nil {
 			refused(t, err)
+			c.added(t)
 			continue
 		}
+		c.added(t)
 		n++
 	}
 	return n
@@ -1129,6 +1149,7 @@ func (c *Checker) install(t *Txn, o *Op, w int32, tx int64) {
 func (c *Checker) Tick() { c.tick(c.cfg.Now().Add(-c.cfg.FinalAfter)) }
 
 func (c *Checker) tick(before time.Time) {
+	defer c.flushReleases()
 	b := int64(before.Sub(c.start))
 	c.stripSessions(b)
 	// reads become final in arrival order
@@ -1162,7 +1183,9 @@ func (c *Checker) tick(before time.Time) {
 		j = int(q.get(rn).tx - c.ptxBase)
 	}
 	for i := range j {
-		c.winBytes -= c.ptx.at(i).bytes
+		e := c.ptx.at(i)
+		c.winBytes -= e.bytes
+		c.release(e.t)
 	}
 	c.ptx.drop(j)
 	c.ptxBase += int64(j)

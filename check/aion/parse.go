@@ -39,6 +39,70 @@ type Reader struct {
 	opArena []Op
 	// sessions shares session name strings
 	sessions map[string]string
+	// rc, when set, supplies recycled transactions (free) and op slabs
+	// (slab: the one opArena lies in, and how many transactions kept
+	// ops in it), see Recycler
+	rc    *Recycler
+	free  []*Txn
+	slab  *opSlab
+	nslab int64
+	// fresh: transactions to allocate before asking rc again (it had
+	// none)
+	fresh int
+}
+
+// Recycle makes r decode into the transactions and op slabs rc recycles
+// (see Recycler; the checker r's transactions go to must have the same
+// Recycler). The caller then owns each transaction r returns only until
+// it passes it to that checker's AddAll.
+func (r *Reader) Recycle(rc *Recycler) { r.rc = rc }
+
+// newTxn returns a transaction to decode into: a recycled one if there
+// is one, else a new one.
+func (r *Reader) newTxn() *Txn {
+	if r.rc != nil {
+		if len(r.free) == 0 && r.fresh > 0 {
+			r.fresh--
+		} else if len(r.free) == 0 {
+			if r.free = r.rc.take(r.free); len(r.free) == 0 {
+				r.fresh = takeBatch / 4
+			}
+		}
+		if n := len(r.free); n > 0 {
+			t := r.free[n-1]
+			r.free[n-1] = nil
+			r.free = r.free[:n-1]
+			ks, ki := t.keyStrs[:0], t.keyInts[:0]
+			*t = Txn{Status: history.Committed, keyStrs: ks, keyInts: ki}
+			return t
+		}
+	}
+	return &Txn{Status: history.Committed}
+}
+
+// newArena makes opArena a fresh chunk: a recycled slab if there is one.
+// The slab it leaves is recycled once the transactions with ops in it are.
+func (r *Reader) newArena() {
+	if r.rc == nil {
+		r.opArena = make([]Op, opChunk)
+		return
+	}
+	if s := r.slab; s != nil {
+		// drop the Reader's own reference (slabBias), counting the
+		// transactions that kept ops in it
+		if s.live.Add(r.nslab-slabBias) == 0 {
+			r.rc.mu.Lock()
+			r.rc.freeSlab(s)
+			r.rc.mu.Unlock()
+		}
+	}
+	s := r.rc.slab()
+	if s == nil {
+		s = &opSlab{ops: make([]Op, r.rc.chunkOps())}
+	}
+	s.live.Store(slabBias)
+	r.slab, r.nslab = s, 0
+	r.opArena = s.ops
 }
 
 // NewBytesReader returns a reader over b (which must not change meanwhile).
@@ -128,7 +192,7 @@ func (r *Reader) Next() (*Txn, error) {
 func (r *Reader) object() (*Txn, bool, error) {
 	lx := r.lx
 	lx.Next()
-	t := &Txn{Status: history.Committed}
+	t := r.newTxn()
 	skip, sawOps, sawStatus := false, false, false
 	for first := true; ; first = false {
 		// The member name: as txray writes it (fastName), else through
@@ -209,6 +273,9 @@ func (r *Reader) object() (*Txn, bool, error) {
 		}
 	}
 	if skip {
+		if r.rc != nil {
+			r.free = append(r.free, t) // not returned: decode the next one into it
+		}
 		return nil, true, nil
 	}
 	if !sawOps {
@@ -218,7 +285,7 @@ func (r *Reader) object() (*Txn, bool, error) {
 		return nil, false, r.errf("status", "missing (committed, aborted or unknown)")
 	}
 	if t.Status != history.Aborted {
-		t.Ops = r.keepOps(r.opBuf)
+		t.Ops = r.keepOps(t, r.opBuf)
 	} else {
 		t.keyStrs, t.keyInts = nil, nil
 	}
@@ -236,13 +303,18 @@ const opChunk = 8192
 // the chunk had left grew its own array, kept as it is. The ops of a
 // transaction that is not kept (aborted, or a decoding error) are
 // overwritten by the next one. A chunk lives as long as any transaction in
-// it: about --final-after of arrivals, as the transactions do.
-func (r *Reader) keepOps(ops []Op) []Op {
+// it: about --final-after of arrivals, as the transactions do (or, with a
+// Recycler, until they are all released and the chunk is reused).
+func (r *Reader) keepOps(t *Txn, ops []Op) []Op {
 	n := len(ops)
 	if cap(ops) == 0 || unsafe.SliceData(ops) != unsafe.SliceData(r.opArena) {
 		return slices.Clip(ops)
 	}
 	r.opArena = r.opArena[n:]
+	if r.slab != nil {
+		t.slab = r.slab
+		r.nslab++
+	}
 	return ops[:n:n]
 }
 
@@ -358,8 +430,8 @@ func (r *Reader) ops(t *Txn) error {
 	// keeps them (keepOps) once the status is known, or not if the
 	// transaction aborted (the checker never looks at an aborted
 	// transaction's ops).
-	if len(r.opArena) < opChunk/8 {
-		r.opArena = make([]Op, opChunk)
+	if len(r.opArena) < opChunk/8 && (r.rc == nil || len(r.opArena) < max(1, r.rc.chunkOps()/8)) {
+		r.newArena()
 	}
 	ops := r.opArena[:0]
 	defer func() { r.opBuf = ops }()

@@ -133,6 +133,8 @@ func (c *Checker) checkSession(t *Txn, now time.Time) {
 		ss.idx[t.Session] = i
 		ss.n++
 	}
+	c.release(ss.tab[i].t)
+	t.holds++
 	ss.tab[i] = sessEnt{name: t.Session, id: t.ID, cts: t.CommitTS, seq: t.seq, t: t, ref: true}
 	ss.q = append(ss.q, sessRef{i: i, seq: t.seq, at: int64(now.Sub(c.start))})
 }
@@ -150,6 +152,7 @@ func (c *Checker) stripSessions(before int64) {
 			break
 		}
 		if e := &ss.tab[r.i]; e.seq == r.seq {
+			c.release(e.t)
 			e.t = nil
 		}
 		ss.qh++
@@ -196,6 +199,7 @@ func (c *Checker) maybeForgetSessions() {
 			ss.forgotMax = e.cts
 		}
 		delete(ss.idx, e.name)
+		c.release(e.t)
 		*e = sessEnt{}
 		ss.free = append(ss.free, i)
 		ss.n--

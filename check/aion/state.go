@@ -345,8 +345,12 @@ func (r *ptxRing) len() int { return r.n }
 // at returns entry i (0 ≤ i < len).
 func (r *ptxRing) at(i int) *ptxEntry { return &r.buf[(r.head+i)&(len(r.buf)-1)] }
 
-// push appends e.
+// push appends e, which holds a reference to its transaction (Txn.holds,
+// released by Tick when the entry is dropped).
 func (r *ptxRing) push(e ptxEntry) {
+	if e.t != nil {
+		e.t.holds++
+	}
 	if r.n == len(r.buf) {
 		r.resize(max(ptxMin, 2*len(r.buf)))
 	}

@@ -17,6 +17,7 @@ import (
 	"io"
 	"os"
 	"runtime/pprof"
+	"runtime/trace"
 
 	"github.com/spf13/cobra"
 )
@@ -74,19 +75,39 @@ application SQL traces for transactions that break under weak levels.`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &ExitError{Code: ExitUsage, Err: err}
 	})
-	var cpuProfile, memProfile string
+	var cpuProfile, memProfile, traceFile string
 	var stopProfile func()
 	root.PersistentFlags().StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile (pprof) of the command to this file")
 	root.PersistentFlags().Lookup("cpuprofile").Hidden = true
 	root.PersistentFlags().StringVar(&memProfile, "memprofile", "", "write a heap profile (pprof) to this file when the command ends; it shows the live heap as of the last garbage collection (no collection is forced, so state the command held until its end is still in it)")
 	root.PersistentFlags().Lookup("memprofile").Hidden = true
+	root.PersistentFlags().StringVar(&traceFile, "trace", "", "write an execution trace (runtime/trace; go tool trace) of the command to this file")
+	root.PersistentFlags().Lookup("trace").Hidden = true
 	root.PersistentPreRunE = func(c *cobra.Command, args []string) error {
 		adviseHugePages(c, args)
+		if traceFile != "" {
+			f, err := os.Create(traceFile)
+			if err != nil {
+				return err
+			}
+			if err := trace.Start(f); err != nil {
+				f.Close()
+				return err
+			}
+			stopProfile = func() {
+				trace.Stop()
+				f.Close()
+			}
+		}
 		if memProfile != "" {
+			traceStop := stopProfile
 			stopProfile = func() {
 				if f, err := os.Create(memProfile); err == nil {
 					pprof.WriteHeapProfile(f)
 					f.Close()
+				}
+				if traceStop != nil {
+					traceStop()
 				}
 			}
 		}

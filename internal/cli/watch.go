@@ -142,7 +142,18 @@ txray check.`,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			w := &watcher{c: aion.New(aion.Config{Model: m, InitialZero: initial == "0", FinalAfter: finalAfter, MaxPerType: maxPerType,
+			// Decoding from a stream recycles the memory of transactions
+			// the checker is done with (aion.Recycler); HTTP bodies are
+			// decoded by each request, into fresh memory.
+			var rc *aion.Recycler
+			if httpAddr == "" && !watchNoRecycle {
+				rc = aion.NewRecycler()
+				if watchPoison {
+					rc.Poison()
+					watchPoisoned = rc
+				}
+			}
+			w := &watcher{rc: rc, c: aion.New(aion.Config{Model: m, InitialZero: initial == "0", FinalAfter: finalAfter, MaxPerType: maxPerType, Recycler: rc,
 				MaxKeys: aionMaxKeys(memLimit), MaxFilterBytes: aionMaxFilterBytes(memLimit), MaxWindowBytes: aionMaxWindowBytes(memLimit), MaxValueBytes: aionMaxValueBytes(memLimit), MaxUnknownWrites: aionMaxUnknownWrites(memLimit),
 				MaxSessions: aionMaxSessions(memLimit)}),
 				stderr: cmd.ErrOrStderr()}
@@ -316,6 +327,14 @@ func aionMaxSessions(memLimit int64) int {
 	return int(memLimit << 20 / 32 / aion.SessionBytes)
 }
 
+// watchNoRecycle and watchPoison (tests only): watch without an
+// aion.Recycler, or with a poisoned one (a use of a transaction after its
+// release names "recycled").
+var watchNoRecycle, watchPoison bool
+
+// watchPoisoned is the last poisoned Recycler (tests only).
+var watchPoisoned *aion.Recycler
+
 // readBlock is how much consume reads at once (a batch holds one such
 // block, cut after its last complete line).
 const readBlock = 1 << 17
@@ -323,6 +342,7 @@ const readBlock = 1 << 17
 type watcher struct {
 	mu     sync.Mutex
 	c      *aion.Checker
+	rc     *aion.Recycler // the checker's, for consume's Readers (or nil)
 	stderr io.Writer
 	tty    bool
 	n      int64 // transactions accepted (under mu)
@@ -540,6 +560,11 @@ func (w *watcher) consume(ctx context.Context, r io.Reader, name string) error {
 	for range ndec {
 		go pprof.Do(ctx, labels, func(context.Context) {
 			rd := aion.NewBytesReader(nil, w.c, name)
+			if w.rc != nil {
+				// the transactions of a batch are only used until
+				// the checker's AddAll returns (add below)
+				rd.Recycle(w.rc)
+			}
 			for j := range work {
 				// decodeLines copies what it keeps (ids, session names,
 				// ops), so the buffer is free again once it returns.
