@@ -1,6 +1,7 @@
 package history
 
 import (
+	"github.com/txray/txray/internal/mem"
 	"io"
 	"runtime"
 	"unsafe"
@@ -124,7 +125,7 @@ func NewArenas[T any](n int) *Arenas[T] {
 			// Ask the kernel to fault the pages in (one request
 			// instead of a fault per page), else one write per
 			// 4 KiB page faults it in.
-			if !canPopulate || !populate(unsafe.Pointer(unsafe.SliceData(s)), uintptr(len(s))*unsafe.Sizeof(zero)) {
+			if !mem.CanPopulate || !mem.Populate(s) {
 				for i := 0; i < len(s); i += step {
 					s[i] = zero
 				}
@@ -180,7 +181,7 @@ const (
 func PrefaultTxns(ts []Txn) *TxnPrefaulter {
 	p := &TxnPrefaulter{}
 	spare := cap(ts) - len(ts)
-	if runtime.GOMAXPROCS(0) < 2 || spare <= 0 || !canPopulate {
+	if runtime.GOMAXPROCS(0) < 2 || spare <= 0 || !mem.CanPopulate {
 		return p
 	}
 	at, done := make(chan int, 1), make(chan struct{})
@@ -206,7 +207,7 @@ func PrefaultTxns(ts []Txn) *TxnPrefaulter {
 				return
 			default:
 			}
-			if !populate(unsafe.Add(base, off), min(prefaultStep, n-off)) {
+			if !mem.PopulateBytes(unsafe.Add(base, off), min(prefaultStep, n-off)) {
 				return
 			}
 			off += prefaultStep

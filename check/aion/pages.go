@@ -1,6 +1,7 @@
 package aion
 
 import (
+	"github.com/txray/txray/internal/mem"
 	"runtime"
 	"sync"
 	"unsafe"
@@ -57,7 +58,7 @@ func (m *pageMaker[T]) run() {
 	for {
 		s := make([]T, m.n)
 		if pop {
-			pop = populate(unsafe.Pointer(unsafe.SliceData(s)), uintptr(len(s))*unsafe.Sizeof(zero))
+			pop = mem.Populate(s)
 		}
 		if !pop {
 			for i := 0; i < len(s); i += step {

@@ -6,6 +6,10 @@ import (
 	"unsafe"
 )
 
+// CanPopulate reports whether Populate can work on this system (Linux;
+// older kernels may still refuse it).
+const CanPopulate = true
+
 // madvPopulateWrite is MADV_POPULATE_WRITE (Linux 5.14).
 const madvPopulateWrite = 23
 
