@@ -233,7 +233,10 @@ func TestProhibits(t *testing.T) {
 		{"repeatable-read", GSingle, false},
 		{"repeatable-read", G2, false},
 		{"repeatable-read", LostUpdate, true},
-		{"repeatable-read", Internal, false}, // Elle: internal comes from Cerone models, not Adya's
+		// Elle's repeatable-read does not list internal; txray's does: under
+		// Adya's PL-2.99 a re-read returning another writer's committed
+		// value closes a G2-item cycle (model.go, directProhibits).
+		{"repeatable-read", Internal, true},
 		// PL-2 prohibits G1 (Adya), not G-single.
 		{"read-committed", G1a, true},
 		{"read-committed", G1b, true},
@@ -335,7 +338,7 @@ func TestImpossibleModels(t *testing.T) {
 		// Not read-committed-be: Elle's internal covers non-repeatable reads,
 		// which Biswas-Enea read committed allows.
 		{Internal, []string{"causal-cerone", "parallel-snapshot-isolation", "prefix", "read-atomic", "update-atomic",
-			"serializable", "snapshot-isolation", "strict-serializable", "strong-session-serializable",
+			"repeatable-read", "serializable", "snapshot-isolation", "strict-serializable", "strong-session-serializable",
 			"strong-session-snapshot-isolation", "strong-snapshot-isolation"}},
 	}
 	for _, c := range cases {
@@ -361,7 +364,7 @@ func TestRulesOut(t *testing.T) {
 				"serializable", "strong-read-committed", "strong-read-uncommitted", "strict-serializable",
 				"strong-session-read-committed", "strong-session-read-uncommitted", "strong-session-serializable",
 				"strong-session-snapshot-isolation", "strong-snapshot-isolation", "update-serializable"}},
-		{"internal", []string{Internal}, []string{"read-atomic"},
+		{"internal", []string{Internal}, []string{"read-atomic", "repeatable-read"},
 			[]string{"causal-cerone", "parallel-snapshot-isolation", "prefix", "update-atomic", "serializable",
 				"snapshot-isolation", "strict-serializable", "strong-session-serializable",
 				"strong-session-snapshot-isolation", "strong-snapshot-isolation"}},
@@ -376,7 +379,7 @@ func TestRulesOut(t *testing.T) {
 			[]string{"snapshot-isolation", "serializable", "strict-serializable", "strong-session-snapshot-isolation",
 				"strong-snapshot-isolation", "strong-session-serializable", "forward-consistent-view",
 				"update-serializable"}},
-		{"internal and G2", []string{G2, Internal}, []string{"read-atomic"},
+		{"internal and G2", []string{G2, Internal}, []string{"read-atomic", "repeatable-read"},
 			[]string{"update-atomic", "causal-cerone", "parallel-snapshot-isolation", "prefix", "serializable",
 				"snapshot-isolation", "strict-serializable", "strong-session-serializable",
 				"strong-session-snapshot-isolation", "strong-snapshot-isolation"}},
