@@ -1138,17 +1138,8 @@ func startChunks(r io.Reader, nw int) *chunkSrc {
 				carry = nil
 			}
 			c.buf = buf
-			if len(buf) > 0 {
-				select {
-				case s.order <- c:
-				case <-s.stop:
-					return
-				}
-				select {
-				case work <- c:
-				case <-s.stop:
-					return
-				}
+			if len(buf) > 0 && !s.send(work, c) {
+				return
 			}
 			if err != nil {
 				if err != io.EOF {
@@ -1159,6 +1150,22 @@ func startChunks(r io.Reader, nw int) *chunkSrc {
 		}
 	}()
 	return s
+}
+
+// send hands c to the sequential stage (order, first) and to a worker;
+// false when the decode was stopped.
+func (s *chunkSrc) send(work chan<- *echunk, c *echunk) bool {
+	select {
+	case s.order <- c:
+	case <-s.stop:
+		return false
+	}
+	select {
+	case work <- c:
+	case <-s.stop:
+		return false
+	}
+	return true
 }
 
 // cutMapped is the reader of a mapped input: it cuts chunks of whole lines
@@ -1188,14 +1195,7 @@ func (s *chunkSrc) cutMapped(work chan<- *echunk) {
 		c.done = make(chan struct{})
 		c.buf = rem[:n:n] // read-only: never appended to
 		s.m.Advance(n)
-		select {
-		case s.order <- c:
-		case <-s.stop:
-			return
-		}
-		select {
-		case work <- c:
-		case <-s.stop:
+		if !s.send(work, c) {
 			return
 		}
 	}

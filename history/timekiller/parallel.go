@@ -238,23 +238,8 @@ func (p *preader) run(order, work chan<- *pchunk, free <-chan *pchunk, stop <-ch
 				cut = len(buf)
 				break
 			}
-			p.learnElem(buf)
-			if p.elem != nil {
-				if i := bytes.LastIndex(buf, p.elem); i >= 0 {
-					cut = i + 1
-					break
-				}
-				if len(buf) < 8*chunkSize {
-					limit = len(buf) + chunkSize
-					continue
-				}
-			}
-			if i := bytes.LastIndexByte(buf, '\n'); i >= 0 {
-				cut = i + 1
-				break
-			}
-			if len(buf) >= 8*chunkSize {
-				cut, c.raw = len(buf), true
+			var ok bool
+			if cut, c.raw, ok = p.cutPoint(buf); ok {
 				break
 			}
 			limit = len(buf) + chunkSize
@@ -284,6 +269,30 @@ func (p *preader) run(order, work chan<- *pchunk, free <-chan *pchunk, stop <-ch
 	}
 }
 
+// cutPoint applies the chunk cut rules to buf, which does not reach the
+// end of the input: after the last complete array element when the
+// element separator is known and occurs, else after the last line, else
+// (once buf holds 8 chunks) all of buf as a raw chunk; ok is false when
+// buf needs to grow first.
+func (p *preader) cutPoint(buf []byte) (cut int, raw, ok bool) {
+	p.learnElem(buf)
+	if p.elem != nil {
+		if i := bytes.LastIndex(buf, p.elem); i >= 0 {
+			return i + 1, false, true
+		}
+		if len(buf) < 8*chunkSize {
+			return 0, false, false
+		}
+	}
+	if i := bytes.LastIndexByte(buf, '\n'); i >= 0 {
+		return i + 1, false, true
+	}
+	if len(buf) >= 8*chunkSize {
+		return len(buf), true, true
+	}
+	return 0, false, false
+}
+
 // runMapped is run for a mapped input (p.m): chunks are cut in place, by
 // the same rules, and nothing is carried (the input after a cut is simply
 // not consumed yet).
@@ -309,23 +318,8 @@ func (p *preader) runMapped(order, work chan<- *pchunk, free <-chan *pchunk, sto
 				cut = len(buf)
 				break
 			}
-			p.learnElem(buf)
-			if p.elem != nil {
-				if i := bytes.LastIndex(buf, p.elem); i >= 0 {
-					cut = i + 1
-					break
-				}
-				if len(buf) < 8*chunkSize {
-					limit = len(buf) + chunkSize
-					continue
-				}
-			}
-			if i := bytes.LastIndexByte(buf, '\n'); i >= 0 {
-				cut = i + 1
-				break
-			}
-			if len(buf) >= 8*chunkSize {
-				cut, c.raw = len(buf), true
+			var ok bool
+			if cut, c.raw, ok = p.cutPoint(buf); ok {
 				break
 			}
 			limit = len(buf) + chunkSize
