@@ -280,13 +280,16 @@ func (q *readQ) push() (int64, *read) {
 }
 
 // advance makes every read below n final (head = n) and recycles pages:
-// the pages freed are kept for the reads to come, up to as many as are
-// still in use or were just freed (plus 16; never more than the window's
-// peak), so a steady stream allocates no new pages (when
-// at most 16 were kept, a 100,000-key stream at 170,000 transactions/s
-// allocated about 0.4 GB of fresh pages over a million transactions,
-// touched for the first time: docs/benchmarks.md, issue 17 item 4, fifth
-// session), and a shrinking window gives its pages back.
+// the pages freed are kept for the reads to come, up to as many as were
+// just freed (plus 16), so a steady stream, which pushes about as many
+// reads between two ticks as a tick makes final, allocates no new pages
+// (when at most 16 were kept, a 100,000-key stream at 170,000
+// transactions/s allocated about 0.4 GB of fresh pages over a million
+// transactions, touched for the first time: docs/benchmarks.md, issue 17
+// item 4, fifth session), and a shrinking window gives its pages back.
+// Keeping as many as were still in use as well held up to a second
+// window's worth of empty pages (about 70 MB on the committed-heavy
+// stream; branch watchm).
 func (q *readQ) advance(n int64) {
 	q.head = n
 	k := int(n>>readPageBits - q.base)
@@ -298,7 +301,7 @@ func (q *readQ) advance(n int64) {
 	clear(q.pages[m:])
 	q.pages = q.pages[:m]
 	q.base += int64(k)
-	if keep := max(m, k) + 16; len(q.spare) > keep {
+	if keep := k + 16; len(q.spare) > keep {
 		clear(q.spare[keep:])
 		q.spare = q.spare[:keep]
 	}
