@@ -171,8 +171,9 @@ type Config struct {
 	MaxKeys int
 	// MaxWindowBytes bounds the arrival window (0 = no bound), plus
 	// what the retained keys leave unused of MaxKeys × KeyBytes: when the
-	// transactions with pending reads hold more than this (about 256
-	// bytes each, 32 per op, 80 per pending read), a Tick makes the
+	// transactions with pending reads hold more than this (about 384
+	// bytes each, 32 per op, 64 per write, 80 per pending read: see
+	// txnBytes), a Tick makes the
 	// oldest ones' reads final before FinalAfter ("early_final_reads"),
 	// down to 3/4 of it. A write arriving later than that is handled as
 	// any write arriving after finality (re-opening; unknown with the
@@ -236,9 +237,24 @@ func (c *Checker) windowBudget() int64 {
 	return m
 }
 
-// txnBytes is about what an arriving transaction costs beyond its ops
-// (the Txn, its id and session, the ptx entry, the Reader's share).
-const txnBytes = 256
+// What a transaction with pending reads is counted as holding in the
+// arrival window (Config.MaxWindowBytes): txnBytes for the Txn, its id,
+// its ptx entry (in a ring up to twice as long as the window) and its
+// writer entry; opBytes per op (24 bytes in an op slab that is reused only
+// once all its transactions are released); writeBytes per write (its
+// version: 32 bytes in a slot of a size class, up to half of it empty);
+// readBytes per pending read (72 bytes, in pages recycled whole). Counted
+// as 256 + 32 per op + 80 per read before, the window held about twice
+// what it was counted at on the committed-heavy stream, and a stream with
+// few keys (whose window borrows the unused key budget) grew the heap to
+// the runtime's memory limit, where the collector ran back to back
+// (docs/benchmarks.md, issue 17 item 4, branch watchm).
+const (
+	txnBytes   = 384
+	opBytes    = 32
+	writeBytes = 64
+	readBytes  = 80
+)
 
 // sweepEvery: a tick sweeps the active keys at least this often.
 const sweepEvery = 8
@@ -722,6 +738,7 @@ func (c *Checker) Add(t *Txn) error {
 	tx := c.ptxBase + int64(c.ptx.len())
 	hasPending := false
 	firstRead := c.reads.tail
+	nw := int64(0) // key-value writes (versions the transaction may add)
 	for j := range t.Ops {
 		o := &t.Ops[j]
 		if o.List {
@@ -735,6 +752,7 @@ func (c *Checker) Add(t *Txn) error {
 		if o.Kind != history.Read {
 			if o.Kind == history.Write {
 				c.key(o.Key)
+				nw++
 			}
 			continue
 		}
@@ -784,7 +802,7 @@ func (c *Checker) Add(t *Txn) error {
 	}
 	if hasPending {
 		// the transaction, its ops and its pending reads (read: 80 bytes)
-		b := int64(txnBytes+32*cap(t.Ops)+len(t.ID)) + 80*(c.reads.tail-firstRead)
+		b := int64(txnBytes+opBytes*cap(t.Ops)+len(t.ID)) + writeBytes*nw + readBytes*(c.reads.tail-firstRead)
 		c.winBytes += b
 		c.ptx.push(ptxEntry{t: t, arrived: int64(now.Sub(c.start)), snapP: snap.P, snapL: snap.L, bytes: b})
 	} else {
