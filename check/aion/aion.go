@@ -256,6 +256,10 @@ const (
 	readBytes  = 80
 )
 
+// sweepAhead: how many active keys ahead a sweep loads key lines (and
+// versions, half as far).
+const sweepAhead = 16
+
 // sweepEvery: a tick sweeps the active keys at least this often.
 const sweepEvery = 8
 
@@ -339,8 +343,9 @@ type Checker struct {
 	writers writerTab
 	wfree   []int32
 	// reference changes deferred during a sweep (deferRef), and
-	// applyRefs's scratch
+	// applyRefs's scratch; sweepKeys: tick's list of the active keys
 	refs, refSorted []uint32
+	sweepKeys       []int32
 	refCnt, refPos  []int32
 	// failed: per key, final Ext failures that a late write may still
 	// re-open (see "Late writes after finality"; fFailed)
@@ -1255,29 +1260,32 @@ func (c *Checker) tick(before time.Time) {
 	// Only active keys can have anything to discard: a key with at most one
 	// version (already naming a ghost) and no pending reads keeps that
 	// version, the last one visible at any snapshot from its commit on.
-	// Active keys are visited in key order (their lines are consecutive),
-	// in groups whose first versions are loaded first (see prefetch).
-	var group [32]int32
+	// Active keys are visited in key order (their lines are consecutive);
+	// while one is swept, the lines of the key sweepAhead keys further on
+	// and the versions of the one half as far are being loaded (see
+	// prefetch): a sweep reads every retained version of every active key
+	// (the binary search for the watermark, the copy of what is kept), and
+	// loading only the first version's line ahead left the rest to demand
+	// misses (docs/benchmarks.md, issue 17 item 4, branch watchm).
+	ks := c.sweepKeys[:0]
 	for wi, word := range c.activeBits {
 		for word != 0 {
-			ng := 0
-			for word != 0 && ng < len(group) {
-				b := bits.TrailingZeros64(word)
-				word &^= 1 << b
-				group[ng] = int32(wi<<6 | b)
-				ng++
-			}
-			var sink uint8
-			for _, k := range group[:ng] {
-				if ks := c.keys.get(k); ks.vcls != 0 {
-					sink += c.vp.slot(ks.vcls, ks.voff)[0].vK
-				}
-			}
-			c.sink += sink
-			for _, k := range group[:ng] {
-				c.sweepKey(k, w)
+			b := bits.TrailingZeros64(word)
+			word &^= 1 << b
+			ks = append(ks, int32(wi<<6|b))
+		}
+	}
+	c.sweepKeys = ks
+	for i, k := range ks {
+		if i+sweepAhead < len(ks) {
+			prefetch(uintptr(unsafe.Pointer(c.keys.get(ks[i+sweepAhead]))))
+		}
+		if i+sweepAhead/2 < len(ks) {
+			if x := c.keys.get(ks[i+sweepAhead/2]); x.vcls != 0 {
+				prefetchVers(c.vp.slot(x.vcls, x.voff)[:x.nv])
 			}
 		}
+		c.sweepKey(k, w)
 	}
 	c.applyRefs()
 }
