@@ -1,7 +1,9 @@
 package db
 
 import (
+	"bytes"
 	"encoding/binary"
+	"strconv"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -86,4 +88,36 @@ func TestTakeXID(t *testing.T) {
 	if c.ev.XID != x {
 		t.Errorf("a later row replaced the transaction's xid: %d", c.ev.XID)
 	}
+}
+
+// FuzzTakeXID: whatever a row's last column holds, takeXID does not panic
+// and keeps either no xid or the column's exact value: the eight bytes
+// big-endian in binary, the decimal number (strconv.ParseUint's) in text.
+func FuzzTakeXID(f *testing.F) {
+	f.Add(true, []byte{0, 0, 0, 5, 0xee, 0x6b, 0x28, 0x7b})
+	f.Add(false, []byte("25769803899"))
+	f.Add(false, []byte("18446744073709551615"))
+	f.Add(false, []byte("18446744073709551616"))
+	f.Add(false, []byte(""))
+	f.Fuzz(func(t *testing.T, bin bool, v []byte) {
+		format := int16(pgx.TextFormatCode)
+		if bin {
+			format = pgx.BinaryFormatCode
+		}
+		c := &pgConn{}
+		c.takeXID([]pgconn.FieldDescription{{Format: format}}, [][]byte{v})
+		var want uint64
+		switch {
+		case bin && len(v) == 8:
+			want = binary.BigEndian.Uint64(v)
+		case !bin:
+			var err error
+			if want, err = strconv.ParseUint(string(v), 10, 64); err != nil || len(v) > 0 && (v[0] == '+' || v[0] == '-') || bytes.ContainsRune(v, '_') {
+				want = 0 // ParseUint's forms that are not plain digits
+			}
+		}
+		if c.ev.XID != want {
+			t.Fatalf("takeXID(binary %v, %q) = %d, want %d", bin, v, c.ev.XID, want)
+		}
+	})
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"strconv"
@@ -416,8 +417,8 @@ func (c *pgConn) takeXID(fds []pgconn.FieldDescription, vals [][]byte) {
 	}
 	var x uint64
 	for _, d := range v {
-		if d < '0' || d > '9' {
-			return
+		if d < '0' || d > '9' || x > math.MaxUint64/10 || x == math.MaxUint64/10 && uint64(d-'0') > math.MaxUint64%10 {
+			return // not a number, or beyond xid8's range
 		}
 		x = x*10 + uint64(d-'0')
 	}
