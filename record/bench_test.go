@@ -106,6 +106,12 @@ func BenchmarkRecordingOverhead(b *testing.B) {
 			// per run: bytes allocated and collections per transaction
 			// in this process (runtime/metrics), [0] baseline, [1] recorded
 			var allocB, gcs [2][]float64
+			// per run: heap objects allocated per transaction, the
+			// collector's CPU per transaction (runtime/metrics
+			// /cpu/classes/gc: all of it, and the mark assists the
+			// allocating goroutines paid), and the live heap after the
+			// run's last collection (MB)
+			var allocN, gcUS, assistUS, liveMB [2][]float64
 			// per run, per transaction: the client process's read and
 			// write system calls and context switches (counts: they do
 			// not drift with the machine's speed as CPU time does)
@@ -138,6 +144,7 @@ func BenchmarkRecordingOverhead(b *testing.B) {
 					var t0 time.Time
 					var c0, p0 float64
 					var a0, g0 uint64
+					var gm0 gcMetrics
 					var k0 procCounts
 					started := false
 					m := newOwnMeter(tc.server, serverPID)
@@ -145,6 +152,7 @@ func BenchmarkRecordingOverhead(b *testing.B) {
 					c.onStart = func() {
 						c0 = cpuSeconds(tc.server)
 						a0, g0 = allocAndGCs()
+						gm0 = readGCMetrics()
 						k0 = readProcCounts()
 						started, t0, p0 = true, time.Now(), processCPU()
 					}
@@ -162,6 +170,7 @@ func BenchmarkRecordingOverhead(b *testing.B) {
 					pprof.Do(ctx, pprof.Labels("overhead", side), func(ctx context.Context) { res, err = Run(ctx, c) })
 					p1 := processCPU() // before cpuSeconds' /proc scan, which is the benchmark's
 					a1, g1 := allocAndGCs()
+					gm1 := readGCMetrics()
 					k1 := readProcCounts()
 					w := time.Since(t0).Seconds()
 					cs := cpuSeconds(tc.server) - c0
@@ -206,6 +215,10 @@ func BenchmarkRecordingOverhead(b *testing.B) {
 						}
 					}
 					gcs[k] = append(gcs[k], 1000*float64(g1-g0)/n)
+					allocN[k] = append(allocN[k], float64(gm1.objects-gm0.objects)/n)
+					gcUS[k] = append(gcUS[k], 1e6*(gm1.gcCPU-gm0.gcCPU)/n)
+					assistUS[k] = append(assistUS[k], 1e6*(gm1.assistCPU-gm0.assistCPU)/n)
+					liveMB[k] = append(liveMB[k], float64(gm1.live)/1e6)
 					if record {
 						stream = append(stream, 1e6*ms/n)
 					}
@@ -260,6 +273,8 @@ func BenchmarkRecordingOverhead(b *testing.B) {
 				b.Logf("%s: %s client process µs/txn: %s", tc.name, side, fmtSpread(client[k]))
 				b.Logf("%s: %s client sessions' server CPU µs/txn: %s", tc.name, side, fmtSpread(backends[k]))
 				b.Logf("%s: %s client process bytes allocated per txn: %s; collections per 1000 txns: %s", tc.name, side, fmtSpread(allocB[k]), fmtSpread(gcs[k]))
+				b.Logf("%s: %s client process objects allocated per txn: %s; collector CPU µs/txn (runtime/metrics estimate): %s, of which mark assists %s; live heap after the run MB: %s",
+					tc.name, side, fmtSpread(allocN[k]), fmtSpread(gcUS[k]), fmtSpread(assistUS[k]), fmtSpread(liveMB[k]))
 				if len(hot[k]) > 0 {
 					b.Logf("%s: %s register table: HOT updates %% %s; buffer hits per txn %s", tc.name, side, fmtSpread(hot[k]), fmtSpread(bufs[k]))
 				}
@@ -494,6 +509,23 @@ func allocAndGCs() (uint64, uint64) {
 	s := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}, {Name: "/gc/cycles/total:gc-cycles"}}
 	metrics.Read(s)
 	return s[0].Value.Uint64(), s[1].Value.Uint64()
+}
+
+// gcMetrics are this process's cumulative heap objects allocated, the
+// collector's CPU time (all of /cpu/classes/gc, and its mark assists:
+// runtime/metrics' estimates, comparable with each other, not with
+// getrusage) and the live heap as of the last collection.
+type gcMetrics struct {
+	objects          uint64
+	gcCPU, assistCPU float64
+	live             uint64
+}
+
+func readGCMetrics() gcMetrics {
+	s := []metrics.Sample{{Name: "/gc/heap/allocs:objects"}, {Name: "/cpu/classes/gc/total:cpu-seconds"},
+		{Name: "/cpu/classes/gc/mark/assist:cpu-seconds"}, {Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	return gcMetrics{objects: s[0].Value.Uint64(), gcCPU: s[1].Value.Float64(), assistCPU: s[2].Value.Float64(), live: s[3].Value.Uint64()}
 }
 
 // threadCPU is the calling OS thread's CPU time in seconds.

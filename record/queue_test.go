@@ -197,6 +197,21 @@ func TestTxnSlabPiecesAreDisjoint(t *testing.T) {
 			}
 		}
 	}
+	// ids carved from shared chunks keep their text as later ids fill
+	// the chunk and new chunks start
+	var ids []string
+	for i := 0; i < 3000; i++ {
+		ids = append(ids, s.id("c"+strconv.Itoa(i%5)+"."+strconv.Itoa(i%3), i*7919))
+	}
+	ids = append(ids, s.id(strings.Repeat("s", idChunk), 1)) // too long for a chunk: its own
+	for i, id := range ids[:3000] {
+		if want := "c" + strconv.Itoa(i%5) + "." + strconv.Itoa(i%3) + "-" + strconv.Itoa(i*7919); id != want {
+			t.Fatalf("id %d is %q, want %q", i, id, want)
+		}
+	}
+	if want := strings.Repeat("s", idChunk) + "-1"; ids[3000] != want {
+		t.Fatalf("long id is %d bytes, want %d", len(ids[3000]), len(want))
+	}
 	a := append(ops[0][:1:1], history.Op{Key: -1})
 	if ops[1][0].Key != 1 || &a[0] == &ops[0][0] {
 		t.Fatalf("appending to one piece reached the next")

@@ -23,6 +23,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/txray/txray/history"
 	"github.com/txray/txray/history/jsonl"
@@ -1042,6 +1043,8 @@ type txnSlab struct {
 	opBuf   []history.Op
 	timeBuf []history.OpTime
 	extBuf  []history.TxnExt
+	// idBuf: the current chunk of transaction ids (id)
+	idBuf []byte
 }
 
 // slabLen is how many ops (and op times) a chunk holds; exts get a
@@ -1058,6 +1061,27 @@ func (s *txnSlab) ops(n int) []history.Op {
 	o := s.opBuf[:n:n]
 	s.opBuf = s.opBuf[n:]
 	return o
+}
+
+// idChunk is the size of the chunks transaction ids are carved from.
+const idChunk = 4096
+
+// id is session + "-" + seq (the transaction's history id), carved from a
+// shared chunk instead of two allocations per transaction (strconv.Itoa
+// and the concatenation). The chunk's bytes are only ever appended to,
+// never changed once a string covers them, so the string stays immutable
+// (unsafe.String's contract); the chunk lives as long as any id in it.
+func (s *txnSlab) id(session string, seq int) string {
+	need := len(session) + 1 + 20 // '-' and the longest int
+	if need > idChunk/8 {
+		return session + "-" + strconv.Itoa(seq)
+	}
+	if cap(s.idBuf)-len(s.idBuf) < need {
+		s.idBuf = make([]byte, 0, idChunk)
+	}
+	start := len(s.idBuf)
+	s.idBuf = strconv.AppendInt(append(append(s.idBuf, session...), '-'), int64(seq), 10)
+	return unsafe.String(&s.idBuf[start], len(s.idBuf)-start)
 }
 
 // ext is a TxnExt with n zeroed op times.
@@ -1083,7 +1107,7 @@ func (r *recorder) add(raw *rawTxn) error {
 	h := r.h
 	t := history.Txn{Session: h.Sessions.Str(raw.session), Seq: int32(raw.seq), Status: raw.status,
 		HasTime: true, Invoke: raw.inv, Complete: raw.cmp,
-		ID: raw.session + "-" + strconv.Itoa(raw.seq), Ops: r.slab.ops(len(raw.ops))}
+		ID: r.slab.id(raw.session, raw.seq), Ops: r.slab.ops(len(raw.ops))}
 	w := writes(raw.ops)
 	if raw.ev.CommitTS.Set && raw.status == history.Committed && w {
 		// Only writers get a binlog event: after a read-only commit

@@ -3,8 +3,10 @@ package db
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"strconv"
@@ -295,9 +297,12 @@ func (c *pgConn) Begin(ctx context.Context) error {
 // The xid (pg_current_xact_id) is read from the transaction's first write
 // that changes a row, as one more column of what that statement returns:
 // a write statement without RETURNING gets "RETURNING
-// pg_current_xact_id()::text" (Exec), one with RETURNING gets the column
+// pg_current_xact_id()" (Exec), one with RETURNING gets the column
 // appended to its list (Exec and Query; Query's caller scans the columns
-// it asked for, the extra one is taken off). PostgreSQL assigns the xid at
+// it asked for, the extra one is taken off). The column is xid8 as is,
+// which pgx reads in binary: no cast to text on the server and no digits
+// to parse on the client (it was "::text" until 2026-11-25,
+// BenchmarkPostgresXIDForms compares the two). PostgreSQL assigns the xid at
 // the first row changed, before RETURNING is evaluated, so every row
 // returns it. No statement and no round trip is added; a transaction that
 // changes no row (read-only) gets no xid (it has none in the server
@@ -311,8 +316,8 @@ type xidKey struct {
 	query bool
 }
 
-// xidForm returns q changed to also return pg_current_xact_id()::text as
-// its last column, or "" when q is not an INSERT, UPDATE or DELETE (also
+// xidForm returns q changed to also return pg_current_xact_id() (xid8:
+// the 64-bit xid with its epoch) as its last column, or "" when q is not an INSERT, UPDATE or DELETE (also
 // behind WITH) this can annotate. query: the caller reads q's rows, so
 // only a statement that already has a RETURNING list qualifies.
 func xidForm(q string, query bool) string {
@@ -324,12 +329,12 @@ func xidForm(q string, query bool) string {
 		return ""
 	}
 	if topLevelReturning(t) {
-		return t + ", pg_current_xact_id()::text"
+		return t + ", pg_current_xact_id()"
 	}
 	if query || word == "WITH" {
 		return ""
 	}
-	return t + " RETURNING pg_current_xact_id()::text"
+	return t + " RETURNING pg_current_xact_id()"
 }
 
 func firstWord(s string) string {
@@ -395,15 +400,25 @@ func (c *pgConn) withXID(q string, query bool) string {
 	return f
 }
 
-// takeXID keeps the xid from a row's last column (text).
-func (c *pgConn) takeXID(vals [][]byte) {
-	if c.ev.XID != 0 || len(vals) == 0 {
+// takeXID keeps the xid from a row's last column: xid8 in binary (eight
+// bytes, big-endian: pgx asks for binary where it knows the type, as it
+// does xid8's, in its default extended-protocol modes) or as text (the
+// simple protocol's).
+func (c *pgConn) takeXID(fds []pgconn.FieldDescription, vals [][]byte) {
+	if c.ev.XID != 0 || len(vals) == 0 || len(fds) != len(vals) {
+		return
+	}
+	v := vals[len(vals)-1]
+	if fds[len(fds)-1].Format == pgx.BinaryFormatCode {
+		if len(v) == 8 {
+			c.ev.XID = binary.BigEndian.Uint64(v)
+		}
 		return
 	}
 	var x uint64
-	for _, d := range vals[len(vals)-1] {
-		if d < '0' || d > '9' {
-			return
+	for _, d := range v {
+		if d < '0' || d > '9' || x > math.MaxUint64/10 || x == math.MaxUint64/10 && uint64(d-'0') > math.MaxUint64%10 {
+			return // not a number, or beyond xid8's range
 		}
 		x = x*10 + uint64(d-'0')
 	}
@@ -419,7 +434,7 @@ func (c *pgConn) Exec(ctx context.Context, q string, args ...any) (int64, error)
 			return 0, err
 		}
 		for rows.Next() {
-			c.takeXID(rows.RawValues())
+			c.takeXID(rows.FieldDescriptions(), rows.RawValues())
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
@@ -464,7 +479,7 @@ func (r xidRows) Next() bool {
 	if !r.Rows.Next() {
 		return false
 	}
-	r.c.takeXID(r.Rows.RawValues())
+	r.c.takeXID(r.Rows.FieldDescriptions(), r.Rows.RawValues())
 	return true
 }
 
