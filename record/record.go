@@ -363,6 +363,10 @@ func run(ctx context.Context, cfg Config) (*Result, error) {
 			}()
 			h.Evidence.CommitOrder = true
 			h.Header.Extra["commit_ts"] = "commit LSN from a logical decoding slot (test_decoding): exact WAL commit order"
+			if c, ok := stream.(interface{ Capture() string }); ok {
+				// which capture the stream is (db.CommitStream)
+				h.Header.Extra["commit_ts"] = c.Capture()
+			}
 			if !cfg.chainsWithCommitOrder {
 				// the version order comes from the commit order
 				// (certify): writes need not return what they replaced
