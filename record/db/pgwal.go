@@ -9,23 +9,22 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/jackc/pgx/v5"
 )
 
-// The physical commit stream (pgWALStream) reads the server's WAL itself
-// over a replication connection (replication=database, so the pg_hba
-// entries of the run's database apply) with a temporary physical slot,
-// and takes each transaction's commit record from it: the xid in the
+// The WAL commit stream (pgWALStream) reads the server's WAL files
+// themselves on a dedicated ordinary session (pg_read_binary_file of
+// pg_wal/, from where the last Poll stopped to the flush position), with
+// a temporary physical slot on that session keeping the WAL not read yet,
+// and takes each transaction's commit record from them: the xid in the
 // record's header, the commit time in its body, and the LSN at which the
 // record ends (what test_decoding reports for COMMIT, so commit_ts values
-// are the same). The server only reads WAL it already wrote and sends it;
-// nothing is decoded there (the logical slot's backend re-decoded every
-// change, 12–16 µs of server CPU per transaction in the overhead
-// benchmark, docs/benchmarks.md "pgcap: ..."). Streaming runs only inside
-// Poll, from where the last Poll stopped to the server's flush position
-// at the start of the Poll, so the walsender is idle between polls
-// instead of waking at every commit.
+// are the same). The server only copies bytes it already wrote; nothing is
+// decoded there (the logical slot's backend decoded every change again at
+// every read). An ordinary session, not a replication connection: on
+// PostgreSQL 15 every WAL flush wakes every walsender, idle or not, and an
+// idle walsender beside the overhead benchmark's workload used 16 µs of
+// CPU per transaction on those wake-ups (docs/benchmarks.md, "pgcap").
 //
 // Same evidence as the logical slot: commit records in WAL order (each
 // record's position is its place in the WAL), transactions of other
@@ -33,6 +32,8 @@ import (
 // record does at wal_level logical; test_decoding drops the same ones),
 // and prepared transactions' COMMIT PREPARED reported under the prepared
 // xid. Aborts and transactions without an xid write no commit record.
+// Needs the privileges to create a replication slot (REPLICATION) and to
+// read server files (superuser or pg_read_server_files).
 
 const (
 	pgEpochUnixMicro = 946684800 * 1000000 // 2000-01-01 in Unix µs
@@ -57,33 +58,31 @@ const (
 )
 
 type pgWALStream struct {
-	c    *pgconn.PgConn
+	c    *pgx.Conn
 	slot string
-	tli  string
+	tli  uint32
 	db   uint32 // the run's database OID
 	ver  int    // server_version_num
 	blck uint64 // wal_block_size
 	seg  uint64 // wal_segment_size
-	// buf holds the WAL received and not yet parsed, from LSN bufLSN;
-	// next is the LSN of the next record to parse, synced false until
-	// the first record boundary after the start is found.
+	// buf holds the WAL read and not yet parsed, from LSN bufLSN; next is
+	// the LSN of the next record to parse, synced false until the first
+	// record boundary after the start is found.
 	buf    []byte
 	bufLSN uint64
 	next   uint64
 	synced bool
 	rec    []byte // scratch for a commit record
+	// released is how far the slot was advanced.
+	released uint64
 }
 
-// openWALStream opens the replication session, creates the temporary
-// physical slot (RESERVE_WAL: the server keeps WAL from now on until the
-// slot advances) and positions the stream at the page holding the
-// server's flush position, so every commit record written after it
-// returns is read.
+// openWALStream opens the session, creates the temporary physical slot
+// (reserving WAL from now on until the slot advances), and positions the
+// stream at the page holding the server's flush position, so every commit
+// record written after it returns is read.
 func (p *pgDB) openWALStream(ctx context.Context) (*pgWALStream, error) {
-	cc := p.cfg.Copy()
-	cfg := &cc.Config
-	cfg.RuntimeParams["replication"] = "database"
-	c, err := pgconn.ConnectConfig(ctx, cfg)
+	c, err := pgx.ConnectConfig(ctx, p.cfg.Copy())
 	if err != nil {
 		return nil, err
 	}
@@ -94,191 +93,151 @@ func (p *pgDB) openWALStream(ctx context.Context) (*pgWALStream, error) {
 	}
 	sctx, cancel := p.o.stmt(ctx)
 	defer cancel()
-	rows, err := s.query(sctx, `SELECT (SELECT oid FROM pg_database WHERE datname = current_database())::text,
+	var n [4]string
+	if err := c.QueryRow(sctx, `SELECT (SELECT oid FROM pg_database WHERE datname = current_database())::text,
 		current_setting('server_version_num'), current_setting('wal_block_size'),
-		(SELECT setting FROM pg_settings WHERE name = 'wal_segment_size')`)
-	if err != nil {
+		(SELECT setting FROM pg_settings WHERE name = 'wal_segment_size')`).Scan(&n[0], &n[1], &n[2], &n[3]); err != nil {
 		return fail(err)
 	}
-	if len(rows) != 1 || len(rows[0]) != 4 {
-		return fail(fmt.Errorf("settings query: unexpected answer"))
-	}
-	var n [4]uint64
-	for i, v := range rows[0] {
-		if n[i], err = strconv.ParseUint(v, 10, 64); err != nil {
-			return fail(fmt.Errorf("settings query: %q: %v", v, err))
+	var v [4]uint64
+	for i := range n {
+		if v[i], err = strconv.ParseUint(n[i], 10, 64); err != nil {
+			return fail(fmt.Errorf("settings: %q: %v", n[i], err))
 		}
 	}
-	s.db, s.ver, s.blck, s.seg = uint32(n[0]), int(n[1]), n[2], n[3]
+	s.db, s.ver, s.blck, s.seg = uint32(v[0]), int(v[1]), v[2], v[3]
 	// The record and page layouts and the commit record's body read here
 	// are those of PostgreSQL 10 to 17.
 	if s.ver < 100000 || s.ver >= 180000 {
 		return fail(fmt.Errorf("server version %d: WAL layout not known to txray", s.ver))
 	}
-	if s.blck == 0 || s.blck&(s.blck-1) != 0 || s.seg == 0 || s.seg%s.blck != 0 {
+	if s.blck == 0 || s.blck&(s.blck-1) != 0 || s.seg == 0 || s.seg%s.blck != 0 || 1<<32%s.seg != 0 {
 		return fail(fmt.Errorf("wal_block_size %d, wal_segment_size %d", s.blck, s.seg))
 	}
 	s.slot = fmt.Sprintf("txray_wal_%d_%d", os.Getpid(), rand.Uint32())
-	if _, err := s.query(sctx, "CREATE_REPLICATION_SLOT "+s.slot+" TEMPORARY PHYSICAL RESERVE_WAL"); err != nil {
+	if _, err := c.Exec(sctx, "SELECT pg_create_physical_replication_slot($1, true, true)", s.slot); err != nil {
 		return fail(err)
 	}
-	flush, err := s.identify(sctx)
+	flush, err := s.flush(sctx)
 	if err != nil {
 		return fail(err)
 	}
 	s.bufLSN = flush &^ (s.blck - 1)
-	s.next = s.bufLSN
+	s.next, s.released = s.bufLSN, s.bufLSN
+	// A read of nothing: a missing privilege shows here, and
+	// CommitStream falls back to the logical slot.
+	if _, err := c.Exec(sctx, "SELECT pg_read_binary_file($1, 0, 0)", s.file(s.bufLSN/s.seg)); err != nil {
+		return fail(err)
+	}
 	return s, nil
 }
 
-// query runs a simple-protocol statement and returns its rows as text.
-func (s *pgWALStream) query(ctx context.Context, q string) ([][]string, error) {
-	rs, err := s.c.Exec(ctx, q).ReadAll()
-	if err != nil {
-		return nil, err
-	}
-	var out [][]string
-	for _, r := range rs {
-		for _, row := range r.Rows {
-			t := make([]string, len(row))
-			for i, v := range row {
-				t[i] = string(v)
-			}
-			out = append(out, t)
-		}
-	}
-	return out, nil
-}
-
-// identify returns the server's WAL flush position (IDENTIFY_SYSTEM's
-// xlogpos) and keeps the timeline.
-func (s *pgWALStream) identify(ctx context.Context) (uint64, error) {
-	rows, err := s.query(ctx, "IDENTIFY_SYSTEM")
-	if err != nil {
+// flush returns the server's WAL flush position and keeps its timeline.
+func (s *pgWALStream) flush(ctx context.Context) (uint64, error) {
+	var l, f string
+	if err := s.c.QueryRow(ctx, "SELECT f::text, pg_walfile_name(f) FROM pg_current_wal_flush_lsn() f").Scan(&l, &f); err != nil {
 		return 0, err
 	}
-	if len(rows) != 1 || len(rows[0]) < 3 {
-		return 0, fmt.Errorf("IDENTIFY_SYSTEM: unexpected answer")
+	if len(f) != 24 {
+		return 0, fmt.Errorf("WAL file name %q", f)
 	}
-	s.tli = rows[0][1]
-	return ParseLSN(rows[0][2])
+	t, err := strconv.ParseUint(f[:8], 16, 32)
+	if err != nil {
+		return 0, fmt.Errorf("WAL file name %q", f)
+	}
+	s.tli = uint32(t)
+	return ParseLSN(l)
 }
 
-// BackendPID is the walsender serving the stream (benchmarks read its CPU
-// time).
-func (s *pgWALStream) BackendPID() int { return int(s.c.PID()) }
+// walReadMax bounds one pg_read_binary_file.
+const walReadMax = 4 << 20
+
+// file is the name of segment segno's file, relative to the data
+// directory.
+func (s *pgWALStream) file(segno uint64) string {
+	per := (1 << 32) / s.seg
+	return fmt.Sprintf("pg_wal/%08X%08X%08X", s.tli, segno/per, segno%per)
+}
+
+// read appends the WAL from what is held up to target, one file piece per
+// statement.
+func (s *pgWALStream) read(ctx context.Context, target uint64) error {
+	for pos := s.recvEnd(); pos < target; pos = s.recvEnd() {
+		segno := pos / s.seg
+		end := min(target, (segno+1)*s.seg, pos+walReadMax)
+		name := s.file(segno)
+		rr := s.c.PgConn().ExecParams(ctx, "SELECT pg_read_binary_file($1, $2, $3)",
+			[][]byte{[]byte(name), []byte(strconv.FormatUint(pos%s.seg, 10)), []byte(strconv.FormatUint(end-pos, 10))},
+			nil, nil, []int16{1})
+		for rr.NextRow() {
+			if v := rr.Values(); len(v) == 1 {
+				s.take(pos, v[0])
+			}
+		}
+		if _, err := rr.Close(); err != nil {
+			return err
+		}
+		if s.recvEnd() != end {
+			return fmt.Errorf("%s: read %d bytes at %d, wanted %d", name, s.recvEnd()-pos, pos%s.seg, end-pos)
+		}
+	}
+	return nil
+}
+
+// BackendPID is the server session reading the WAL (benchmarks read its
+// CPU time).
+func (s *pgWALStream) BackendPID() int { return int(s.c.PgConn().PID()) }
 
 // Capture says how commit_ts is obtained (the history header's commit_ts).
 func (s *pgWALStream) Capture() string {
-	return "commit LSN (end of the commit record) from the WAL read over a replication connection with a temporary physical slot: exact WAL commit order"
+	return "commit LSN (end of the commit record) from the WAL's commit records, read from pg_wal with a temporary physical slot: exact WAL commit order"
 }
 
 func (s *pgWALStream) recvEnd() uint64 { return s.bufLSN + uint64(len(s.buf)) }
 
-// Poll streams the WAL from where the last Poll stopped up to the flush
+// walParseAt is how much WAL is held before it is parsed while reading, so
+// what the stream holds stays bounded when much WAL was written since the
+// last Poll (other databases' bulk loads, a run read only at the end).
+var walParseAt = 1 << 20
+
+// Poll reads the WAL from where the last Poll stopped up to the flush
 // position the server reports now, and returns the commit records in it.
+// It first lets the slot release the WAL already parsed.
 func (s *pgWALStream) Poll(ctx context.Context) ([]CommitRecord, error) {
-	target, err := s.identify(ctx)
+	if s.bufLSN > s.released {
+		if _, err := s.c.Exec(ctx, `SELECT pg_replication_slot_advance(slot_name, $2::text::pg_lsn) FROM pg_replication_slots
+			WHERE slot_name = $1 AND restart_lsn < $2::text::pg_lsn`, s.slot, fmtLSN(s.bufLSN)); err != nil {
+			return nil, err
+		}
+		s.released = s.bufLSN
+	}
+	target, err := s.flush(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if target > s.recvEnd() {
-		if err := s.stream(ctx, target); err != nil {
+	var out []CommitRecord
+	for s.recvEnd() < target {
+		if err := s.read(ctx, min(target, s.recvEnd()+uint64(walParseAt))); err != nil {
+			return nil, err
+		}
+		if out, err = s.parse(out); err != nil {
 			return nil, err
 		}
 	}
-	return s.parse(nil)
+	return s.parse(out)
 }
 
-// stream runs START_REPLICATION until the WAL up to target is received.
-func (s *pgWALStream) stream(ctx context.Context, target uint64) error {
-	// Whole pages are asked for; what is already held is dropped.
-	from := s.recvEnd() &^ (s.blck - 1)
-	fe := s.c.Frontend()
-	fe.Send(&pgproto3.Query{String: fmt.Sprintf("START_REPLICATION SLOT %s PHYSICAL %X/%X TIMELINE %s", s.slot, from>>32, uint32(from), s.tli)})
-	if err := fe.Flush(); err != nil {
-		return err
-	}
-	copying, done := false, false
-	var ferr error
-	for {
-		msg, err := s.c.ReceiveMessage(ctx)
-		if err != nil {
-			return err
-		}
-		switch m := msg.(type) {
-		case *pgproto3.CopyBothResponse:
-			copying = true
-		case *pgproto3.CopyData:
-			if len(m.Data) == 0 {
-				continue
-			}
-			switch m.Data[0] {
-			case 'w':
-				if len(m.Data) < 25 {
-					return fmt.Errorf("replication: short XLogData message")
-				}
-				s.take(binary.BigEndian.Uint64(m.Data[1:]), m.Data[25:])
-			case 'k':
-				if len(m.Data) >= 18 && m.Data[17] != 0 && !done {
-					if err := s.status(); err != nil {
-						return err
-					}
-				}
-			}
-			if !done && s.recvEnd() >= target {
-				// Tell the server how far the slot may advance, and
-				// end the streaming.
-				if err := s.status(); err != nil {
-					return err
-				}
-				fe.Send(&pgproto3.CopyDone{})
-				if err := fe.Flush(); err != nil {
-					return err
-				}
-				done = true
-			}
-		case *pgproto3.ErrorResponse:
-			if ferr == nil {
-				ferr = pgconn.ErrorResponseToPgError(m)
-			}
-		case *pgproto3.ReadyForQuery:
-			if ferr != nil {
-				return ferr
-			}
-			if !copying || !done {
-				return fmt.Errorf("replication ended before %X/%X", target>>32, uint32(target))
-			}
-			return nil
-		}
-	}
-}
+func fmtLSN(l uint64) string { return fmt.Sprintf("%X/%X", l>>32, uint32(l)) }
 
-// take appends WAL received from LSN at, dropping what is already held.
+// take appends WAL read from LSN at, dropping what is already held.
 func (s *pgWALStream) take(at uint64, data []byte) {
 	end := s.recvEnd()
 	if at > end {
-		// A gap cannot be read past; the next Poll asks from end again.
 		return
 	}
 	if skip := end - at; skip < uint64(len(data)) {
 		s.buf = append(s.buf, data[skip:]...)
 	}
-}
-
-// status sends a standby status update: the slot may release the WAL
-// before what the stream still holds.
-func (s *pgWALStream) status() error {
-	var b [34]byte
-	b[0] = 'r'
-	keep := s.bufLSN
-	binary.BigEndian.PutUint64(b[1:], keep)
-	binary.BigEndian.PutUint64(b[9:], keep)
-	binary.BigEndian.PutUint64(b[17:], keep)
-	binary.BigEndian.PutUint64(b[25:], uint64(time.Now().UnixMicro()-pgEpochUnixMicro))
-	fe := s.c.Frontend()
-	fe.Send(&pgproto3.CopyData{Data: b[:]})
-	return fe.Flush()
 }
 
 // pageHdr returns the size of the header of the page starting at lsn, or
@@ -506,7 +465,7 @@ func (r *walBody) skip(size int, n uint32) {
 
 func (s *pgWALStream) Close(ctx context.Context) error {
 	// The slot is temporary: it ends with the session.
-	_, err := s.c.Exec(ctx, "DROP_REPLICATION_SLOT "+s.slot).ReadAll()
+	_, err := s.c.Exec(ctx, "SELECT pg_drop_replication_slot($1)", s.slot)
 	if e := s.c.Close(ctx); err == nil {
 		err = e
 	}
