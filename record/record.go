@@ -804,7 +804,11 @@ type recorder struct {
 }
 
 // DefaultCommitPoll is Config.CommitPoll's default: the commit stream is
-// read every 2 s during the run. Each read of a PostgreSQL slot decodes
+// read every 2 s during the run. PostgreSQL's WAL stream (db.CommitStream)
+// reads only the WAL written since the last read, so the period bounds
+// how far the history file trails the run more than it costs; the
+// logical slot it falls back to costs more the more often it is read:
+// each read of a PostgreSQL slot decodes
 // again from the slot's restart point, which the server moves only at
 // its periodic running-transactions records (every 15 s, and at
 // checkpoints), so a read costs the server the WAL since then, not since

@@ -114,7 +114,8 @@ func (p *pgDB) openWALStream(ctx context.Context) (*pgWALStream, error) {
 	if s.blck == 0 || s.blck&(s.blck-1) != 0 || s.seg == 0 || s.seg%s.blck != 0 || 1<<32%s.seg != 0 {
 		return fail(fmt.Errorf("wal_block_size %d, wal_segment_size %d", s.blck, s.seg))
 	}
-	s.slot = fmt.Sprintf("txray_wal_%d_%d", os.Getpid(), rand.Uint32())
+	// named like the logical slot, so tests find both by the pid
+	s.slot = fmt.Sprintf("txray_%d_w%d", os.Getpid(), rand.Uint32())
 	if _, err := c.Exec(sctx, "SELECT pg_create_physical_replication_slot($1, true, true)", s.slot); err != nil {
 		return fail(err)
 	}
