@@ -69,6 +69,7 @@ func TestWALStreamMatchesLogicalDecoding(t *testing.T) {
 	// page holding the flush position when it opened, the logical slot
 	// from its consistent point.
 	start := w.next
+	opened := w.next
 	var cf string
 	if err := admin.QueryRow(ctx, "SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = $1", slot).Scan(&cf); err != nil {
 		t.Fatal(err)
@@ -195,6 +196,12 @@ func TestWALStreamMatchesLogicalDecoding(t *testing.T) {
 	t.Logf("other database xid %d, unknown-outcome xid %d", ox, ux)
 	poll() // nothing new: the same records are not read twice
 
+	// The slot let go of the WAL already read (runs do not retain it).
+	var rl string
+	must(admin.QueryRow(ctx, "SELECT restart_lsn::text FROM pg_replication_slots WHERE slot_name = $1", w.slot).Scan(&rl))
+	if l, err := ParseLSN(rl); err != nil || l <= opened || l > w.next {
+		t.Fatalf("slot's restart_lsn %s (%v); the stream started at %X and has read up to %X", rl, err, opened, w.next)
+	}
 	rows, err := admin.Query(ctx, `SELECT lsn::text, xid::text, data FROM pg_logical_slot_peek_changes($1, NULL, NULL,
 		'include-xids', '1', 'include-timestamp', '1', 'skip-empty-xacts', '0') WHERE data LIKE 'COMMIT%'`, slot)
 	must(err)
