@@ -537,11 +537,11 @@ func (c *pgConn) Classify(err error, atCommit bool) (Outcome, Class) {
 	return Aborted, ClassConnection
 }
 
-// CommitStream reads commit records from the WAL over a replication
-// connection with a temporary physical slot (pgWALStream, pgwal.go); where
-// the server refuses that (no REPLICATION privilege, no pg_hba entry for
-// the database, max_wal_senders 0, a server version whose WAL layout is
-// not known), it creates a temporary logical replication slot with the
+// CommitStream reads commit records from the WAL's segment files on a
+// dedicated session with a temporary physical slot (pgWALStream,
+// pgwal.go); where the server refuses that (no REPLICATION privilege, no
+// right to read server files, a server version whose WAL layout is not
+// known), it creates a temporary logical replication slot with the
 // test_decoding plugin on a dedicated session instead (pgStream), and says
 // why in Capture. Either way Poll reads the COMMIT records written since
 // the last Poll, in commit (WAL) order. The slots are temporary, so they
@@ -557,7 +557,7 @@ func (p *pgDB) CommitStream(ctx context.Context) (CommitStream, string, error) {
 		if ctx.Err() != nil {
 			return nil, "", err
 		}
-		why = fmt.Sprintf("no WAL stream over a replication connection (%v)", ScrubError(err, p.url))
+		why = fmt.Sprintf("the WAL's commit records cannot be read (%v)", ScrubError(err, p.url))
 	}
 	return p.logicalStream(ctx, why)
 }
@@ -588,7 +588,10 @@ func (p *pgDB) logicalStream(ctx context.Context, why string) (CommitStream, str
 	name := fmt.Sprintf("txray_%d_%d", os.Getpid(), rand.Uint32())
 	if _, err := c.Exec(sctx, "SELECT pg_create_logical_replication_slot($1, 'test_decoding', true)", name); err != nil {
 		c.Close(ctx)
-		return nil, fmt.Sprintf("postgres: cannot create a logical replication slot (%v): no exact commit order", err), nil
+		if why != "" {
+			why = ", and " + why
+		}
+		return nil, fmt.Sprintf("postgres: cannot create a logical replication slot (%v)%s: no exact commit order", err, why), nil
 	}
 	return &pgStream{c: c, slot: name, why: why}, "", nil
 }
