@@ -177,8 +177,8 @@ type CommitRecord struct {
 }
 
 // CommitStream reads commits in exact commit order (PostgreSQL: the WAL's
-// commit records, read over a replication connection, or a logical
-// decoding slot). Poll returns the commits written since the last Poll.
+// commit records, read from its segment files, or a logical decoding
+// slot). Poll returns the commits written since the last Poll.
 // A stream may also have Capture() string, which says how it obtains the
 // commit order (the history header's commit_ts).
 type CommitStream interface {
