@@ -364,6 +364,10 @@ func run(ctx context.Context, cfg Config) (*Result, error) {
 			}()
 			h.Evidence.CommitOrder = true
 			h.Header.Extra["commit_ts"] = "commit LSN from a logical decoding slot (test_decoding): exact WAL commit order"
+			if c, ok := stream.(interface{ Capture() string }); ok {
+				// which capture the stream is (db.CommitStream)
+				h.Header.Extra["commit_ts"] = c.Capture()
+			}
 			if !cfg.chainsWithCommitOrder {
 				// the version order comes from the commit order
 				// (certify): writes need not return what they replaced
@@ -801,7 +805,11 @@ type recorder struct {
 }
 
 // DefaultCommitPoll is Config.CommitPoll's default: the commit stream is
-// read every 2 s during the run. Each read of a PostgreSQL slot decodes
+// read every 2 s during the run. PostgreSQL's WAL stream (db.CommitStream)
+// reads only the WAL written since the last read, so the period bounds
+// how far the history file trails the run more than it costs; the
+// logical slot it falls back to costs more the more often it is read:
+// each read of a PostgreSQL slot decodes
 // again from the slot's restart point, which the server moves only at
 // its periodic running-transactions records (every 15 s, and at
 // checkpoints), so a read costs the server the WAL since then, not since

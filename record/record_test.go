@@ -481,6 +481,13 @@ func checkPGEvidence(t *testing.T, res *Result) {
 		t.Logf("no commit order (wal_level not logical?)")
 		return
 	}
+	// the header names the capture: the WAL's commit records, or the
+	// logical slot it falls back to
+	if c := h.Header.Extra["commit_ts"]; h.Header.DB == "postgres" && !strings.Contains(c, "pg_wal") && !strings.Contains(c, "test_decoding") {
+		t.Fatalf("commit_ts header %q names no capture", c)
+	} else {
+		t.Logf("commit_ts: %s", c)
+	}
 	n := 0
 	for i := range h.Txns {
 		tx := &h.Txns[i]

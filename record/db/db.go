@@ -176,8 +176,11 @@ type CommitRecord struct {
 	Time string // commit timestamp, if the log shows it
 }
 
-// CommitStream reads commits in exact commit order (PostgreSQL logical
-// decoding). Poll returns the commits decoded since the last Poll.
+// CommitStream reads commits in exact commit order (PostgreSQL: the WAL's
+// commit records, read from its segment files, or a logical decoding
+// slot). Poll returns the commits written since the last Poll.
+// A stream may also have Capture() string, which says how it obtains the
+// commit order (the history header's commit_ts).
 type CommitStream interface {
 	Poll(ctx context.Context) ([]CommitRecord, error)
 	// Close drops the slot.

@@ -34,6 +34,9 @@ type pgDB struct {
 	txnSnap bool
 	// legacy: also the earlier evidence query (CaptureLegacyEvidence).
 	legacy bool
+	// logicalOnly: CommitStream uses the logical slot
+	// (UseLogicalCommitStream).
+	logicalOnly bool
 }
 
 // pgRunLock is the advisory lock key txray runs take (ASCII "txray").
@@ -549,12 +552,39 @@ func (c *pgConn) Classify(err error, atCommit bool) (Outcome, Class) {
 	return Aborted, ClassConnection
 }
 
-// CommitStream creates a temporary logical replication slot with the
-// test_decoding plugin on a dedicated session; Poll reads the COMMIT
-// records decoded since the last Poll, in commit (WAL) order. The slot is
-// temporary, so it disappears with the session even if txray crashes;
-// Close drops it explicitly.
+// CommitStream reads commit records from the WAL's segment files on a
+// dedicated session with a temporary physical slot (pgWALStream,
+// pgwal.go); where the server refuses that (no REPLICATION privilege, no
+// right to read server files, a server version whose WAL layout is not
+// known), it creates a temporary logical replication slot with the
+// test_decoding plugin on a dedicated session instead (pgStream), and says
+// why in Capture. Either way Poll reads the COMMIT records written since
+// the last Poll, in commit (WAL) order. The slots are temporary, so they
+// disappear with their session even if txray crashes; Close drops them
+// explicitly.
 func (p *pgDB) CommitStream(ctx context.Context) (CommitStream, string, error) {
+	var why string
+	if !p.logicalOnly {
+		w, err := p.openWALStream(ctx)
+		if err == nil {
+			return w, "", nil
+		}
+		if ctx.Err() != nil {
+			return nil, "", err
+		}
+		why = fmt.Sprintf("the WAL's commit records cannot be read (%v)", ScrubError(err, p.url))
+	}
+	return p.logicalStream(ctx, why)
+}
+
+// UseLogicalCommitStream makes CommitStream use the logical decoding slot
+// (test_decoding) without trying the WAL stream: for tests and benchmarks
+// that compare the two captures.
+func (p *pgDB) UseLogicalCommitStream() { p.logicalOnly = true }
+
+// logicalStream is CommitStream's test_decoding slot; why is the reason
+// the WAL stream was not used ("" when it was not tried).
+func (p *pgDB) logicalStream(ctx context.Context, why string) (CommitStream, string, error) {
 	c, err := pgx.ConnectConfig(ctx, p.cfg.Copy())
 	if err != nil {
 		return nil, "", err
@@ -568,19 +598,32 @@ func (p *pgDB) CommitStream(ctx context.Context) (CommitStream, string, error) {
 	}
 	if wal != "logical" {
 		c.Close(ctx)
-		return nil, fmt.Sprintf("postgres wal_level is %q, not \"logical\": no exact commit order (enable with ALTER SYSTEM SET wal_level = logical and a server restart)", wal), nil
+		return nil, fmt.Sprintf("postgres wal_level is %q, not \"logical\", and %s: no exact commit order (enable with ALTER SYSTEM SET wal_level = logical and a server restart)", wal, why), nil
 	}
 	name := fmt.Sprintf("txray_%d_%d", os.Getpid(), rand.Uint32())
 	if _, err := c.Exec(sctx, "SELECT pg_create_logical_replication_slot($1, 'test_decoding', true)", name); err != nil {
 		c.Close(ctx)
-		return nil, fmt.Sprintf("postgres: cannot create a logical replication slot (%v): no exact commit order", err), nil
+		if why != "" {
+			why = ", and " + why
+		}
+		return nil, fmt.Sprintf("postgres: cannot create a logical replication slot (%v)%s: no exact commit order", err, why), nil
 	}
-	return &pgStream{c: c, slot: name}, "", nil
+	return &pgStream{c: c, slot: name, why: why}, "", nil
 }
 
 type pgStream struct {
 	c    *pgx.Conn
 	slot string
+	why  string // why the WAL stream is not used
+}
+
+// Capture says how commit_ts is obtained (the history header's commit_ts).
+func (s *pgStream) Capture() string {
+	c := "commit LSN from a logical decoding slot (test_decoding): exact WAL commit order"
+	if s.why != "" {
+		c += "; " + s.why
+	}
+	return c
 }
 
 // BackendPID is the server process decoding the slot (benchmarks read its
