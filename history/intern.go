@@ -33,8 +33,16 @@ type Interner struct {
 	strTab []string
 	// dense is a direct-index fast path for small non-negative integers
 	// (the common case: generated values and keys): dense[v] = id+1, 0 if
-	// absent.
+	// absent. Every interned integer 0 <= v < len(dense) is in dense, all
+	// others in ints. The table grows (to a power of two above v) only
+	// while it stays populated (denseGrowOK), so its size follows the
+	// number of small integers interned, not the largest one: a single
+	// value of 22,222,221 made it 134 MB.
 	dense []int32
+	// small counts the interned integers 0 <= v < denseLimit (in dense or
+	// in ints), smallInInts those of them in ints (moved into dense when it
+	// grows over them).
+	small, smallInInts int
 	// off is the id of the first table entry: 0, or IdentityLimit for an
 	// identity interner (NewIdentityInterner), whose small integers are
 	// their own ids and are never stored.
@@ -56,6 +64,39 @@ const IdentityLimit = 1 << 30
 
 // denseLimit bounds the direct-index table (entries).
 const denseLimit = 1 << 26
+
+// The direct-index table may grow to n entries when n <= denseFree (256
+// KiB, whatever the density) or n <= denseFactor × the small integers
+// interned (so at most 4·denseFactor = 32 bytes per small integer: about
+// what the map costs per entry; the ids table costs 8 more either way).
+const (
+	denseFree   = 1 << 16
+	denseFactor = 8
+)
+
+// denseGrowOK reports whether the direct-index table may grow to n
+// entries with one more small integer interned.
+func (in *Interner) denseGrowOK(n int) bool {
+	return n <= denseFree || n <= denseFactor*(in.small+1)
+}
+
+// growDense grows the direct-index table to n entries (a power of two,
+// at most denseLimit) and moves the integers of ints below n into it.
+func (in *Interner) growDense(n int) {
+	nd := make([]int32, n)
+	copy(nd, in.dense)
+	in.dense = nd
+	if in.smallInInts == 0 {
+		return
+	}
+	for v, id := range in.ints {
+		if v >= 0 && v < int64(n) {
+			nd[v] = id + 1
+			delete(in.ints, v)
+			in.smallInInts--
+		}
+	}
+}
 
 // NewInterner returns an empty interner.
 func NewInterner() *Interner {
@@ -161,17 +202,26 @@ func (in *Interner) Int(v int64) int32 {
 			if id := in.dense[v]; id != 0 {
 				return id - 1
 			}
-		} else {
-			n := max(1024, 2*len(in.dense))
-			for int64(n) <= v {
-				n *= 2
-			}
-			nd := make([]int32, min(n, denseLimit))
-			copy(nd, in.dense)
-			in.dense = nd
+			return in.addDense(v)
 		}
+		n := max(1024, 2*len(in.dense))
+		for int64(n) <= v {
+			n *= 2
+		}
+		if n = min(n, denseLimit); in.denseGrowOK(n) {
+			in.growDense(n)
+			if id := in.dense[v]; id != 0 {
+				return id - 1 // it was in ints
+			}
+			return in.addDense(v)
+		}
+		if id, ok := in.ints[v]; ok {
+			return id
+		}
+		in.small++
+		in.smallInInts++
 		id := in.add(v, false)
-		in.dense[v] = id + 1
+		in.ints[v] = id
 		return id
 	}
 	if id, ok := in.ints[v]; ok {
@@ -179,6 +229,15 @@ func (in *Interner) Int(v int64) int32 {
 	}
 	id := in.add(v, false)
 	in.ints[v] = id
+	return id
+}
+
+// addDense interns the small integer v < len(dense), which is not
+// interned yet.
+func (in *Interner) addDense(v int64) int32 {
+	in.small++
+	id := in.add(v, false)
+	in.dense[v] = id + 1
 	return id
 }
 
@@ -254,8 +313,8 @@ func (in *Interner) LookupInt(v int64) (int32, bool) {
 		if v >= 0 && v < IdentityLimit {
 			return int32(v), true
 		}
-	} else if v >= 0 && v < denseLimit {
-		if v < int64(len(in.dense)) && in.dense[v] != 0 {
+	} else if v >= 0 && v < int64(len(in.dense)) {
+		if in.dense[v] != 0 {
 			return in.dense[v] - 1, true
 		}
 		return 0, false
@@ -306,6 +365,7 @@ func (in *Interner) Reset() {
 	clear(in.isStr)
 	in.vals, in.isStr, in.strTab = in.vals[:0], in.isStr[:0], in.strTab[:0]
 	in.free, in.dead, in.freeStr, in.nfree = nil, nil, nil, 0
+	in.small, in.smallInInts = 0, 0
 }
 
 // Append interns s, which must not be interned yet, as the next id (used to

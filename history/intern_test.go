@@ -1,6 +1,8 @@
 package history
 
 import (
+	"math/rand/v2"
+	"runtime"
 	"strconv"
 	"testing"
 )
@@ -203,5 +205,90 @@ func TestRecyclingInternerReusesReleasedIds(t *testing.T) {
 	}
 	if in.Len() > 200 || len(in.ints) > 200 || len(in.strTab) > 10 {
 		t.Errorf("tables grew: Len %d, ints %d, strTab %d", in.Len(), len(in.ints), len(in.strTab))
+	}
+}
+
+// TestInternerDenseTableBounded: the direct-index table's size follows the
+// number of small integers interned, not the largest one. One value of
+// 22,222,221 used to make a 134 MB table (the next power of two above it,
+// 4 bytes an entry) in every history that held it, which any input could
+// ask for.
+func TestInternerDenseTableBounded(t *testing.T) {
+	var ms0, ms1 runtime.MemStats
+	runtime.ReadMemStats(&ms0)
+	in := NewInterner()
+	for v := int64(0); v < 100; v++ {
+		in.Int(v)
+	}
+	big := in.Int(22222221)
+	in.Int(denseLimit - 1)
+	runtime.ReadMemStats(&ms1)
+	if d := ms1.TotalAlloc - ms0.TotalAlloc; d > 1<<20 {
+		t.Fatalf("interning 102 integers allocated %d bytes (direct-index table %d entries)", d, len(in.dense))
+	}
+	if id, ok := in.LookupInt(22222221); !ok || id != big || in.Get(big).I != 22222221 {
+		t.Fatalf("LookupInt(22222221) = %d %v, want %d", id, ok, big)
+	}
+	// Densely populated small integers still get the table.
+	for v := int64(0); v < 1<<20; v++ {
+		in.Int(v)
+	}
+	if len(in.dense) < 1<<20 {
+		t.Fatalf("direct-index table has %d entries after 2^20 dense integers", len(in.dense))
+	}
+}
+
+// TestInternerDenseMigration: integers interned through the map while the
+// direct-index table was too sparse to grow keep their ids once it grows
+// over them, and every lookup agrees with a reference map, before and
+// after Reset.
+func TestInternerDenseMigration(t *testing.T) {
+	in := NewInterner()
+	for round := 0; round < 2; round++ {
+		ref := map[int64]int32{}
+		r := rand.New(rand.NewPCG(uint64(round), 7))
+		check := func(v int64) {
+			id := in.Int(v)
+			if want, ok := ref[v]; ok && want != id {
+				t.Fatalf("round %d: %d got id %d, had %d", round, v, id, want)
+			} else if !ok {
+				if int(id) != len(ref) {
+					t.Fatalf("round %d: new %d got id %d, want %d", round, v, id, len(ref))
+				}
+				ref[v] = id
+			}
+		}
+		// sparse large values first (to the map), then a dense run that
+		// grows the table over them, with repeats and negatives between
+		for i := 0; i < 2000; i++ {
+			check(int64(r.IntN(1 << 22)))
+			check(-int64(r.IntN(100)))
+		}
+		for v := int64(0); v < 1<<19; v++ {
+			check(v)
+			if v%97 == 0 {
+				check(int64(r.IntN(1 << 22)))
+			}
+		}
+		if len(in.dense) < 1<<19 {
+			t.Fatalf("round %d: direct-index table has %d entries", round, len(in.dense))
+		}
+		for v, id := range ref {
+			if got, ok := in.LookupInt(v); !ok || got != id {
+				t.Fatalf("round %d: LookupInt(%d) = %d %v, want %d", round, v, got, ok, id)
+			}
+			if s := in.Get(id); s.IsStr || s.I != v {
+				t.Fatalf("round %d: Get(%d) = %+v, want %d", round, id, s, v)
+			}
+		}
+		if _, ok := in.LookupInt(1<<22 + 1); ok {
+			t.Fatal("never-interned integer found")
+		}
+		in.Reset()
+		for v := range ref {
+			if _, ok := in.LookupInt(v); ok {
+				t.Fatalf("round %d: %d still interned after Reset", round, v)
+			}
+		}
 	}
 }
