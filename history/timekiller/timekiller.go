@@ -137,6 +137,16 @@ func (d *decoder) wrap(field string, err error) error {
 // 2 CPUs are available (see parallel.go); the result, including every id and
 // every error message, is the same as the sequential decode's. With the
 // size hint, tables are presized.
+//
+// Repeated names: each known field (a transaction's tid, sid, sts, cts,
+// status and ops; an op's t, k and v; a timestamp object's p and l) may
+// appear at most once in its object, and a repeated one is an error naming
+// its line and field ("[3].sts: repeated field ..."). JSON leaves the
+// meaning of repeated names open, TimeKiller never writes them, and taking
+// the last one would still intern the earlier one's keys, values and
+// session, or leave an op both a list and a scalar read. Unknown fields
+// are skipped (counted in History.Ignored) however often they appear. A
+// transaction whose ops array is empty has nil Ops.
 func Decode(r io.Reader, opts history.DecodeOptions) (*history.History, error) {
 	d := &decoder{h: history.New(), file: opts.Name, allTS: true}
 	if d.file == "" {
@@ -295,7 +305,7 @@ func (d *decoder) txn() error {
 	}
 	t := history.Txn{Session: -1, Status: history.Committed}
 	var ops []history.Op
-	sawOps := false
+	var seen uint8 // the known fields met so far, one bit each
 	for first := true; ; first = false {
 		more, err := lx.More('}', first)
 		if err != nil {
@@ -309,22 +319,27 @@ func (d *decoder) txn() error {
 			return d.wrap(field(""), err)
 		}
 		var nm string
+		var bit uint8
 		switch string(name) { // constants: no allocation
 		case "tid":
-			nm = "tid"
+			nm, bit = "tid", 1
 		case "sid":
-			nm = "sid"
+			nm, bit = "sid", 2
 		case "sts":
-			nm = "sts"
+			nm, bit = "sts", 4
 		case "cts":
-			nm = "cts"
+			nm, bit = "cts", 8
 		case "ops":
-			nm = "ops"
+			nm, bit = "ops", 16
 		case "status":
-			nm = "status"
+			nm, bit = "status", 32
 		default:
 			nm = "other"
 		}
+		if seen&bit != 0 {
+			return d.errf(field(nm), "repeated field (a transaction's fields may each appear once)")
+		}
+		seen |= bit
 		switch nm {
 		case "tid", "sid":
 			// Fast path: a string without escapes, wholly in the buffer
@@ -385,7 +400,6 @@ func (d *decoder) txn() error {
 				}
 			}
 		case "ops":
-			sawOps = true
 			if ops, err = d.ops(idx); err != nil {
 				return err
 			}
@@ -397,7 +411,7 @@ func (d *decoder) txn() error {
 			d.h.Ignore("unknown transaction field", 1)
 		}
 	}
-	if !sawOps {
+	if seen&16 == 0 {
 		return d.errf(field("ops"), "missing (a transaction needs an \"ops\" array)")
 	}
 	if t.StartTS.Set && t.CommitTS.Set && t.CommitTS.Less(t.StartTS) {
@@ -484,7 +498,7 @@ func (d *decoder) timestamp() (history.Timestamp, error) {
 	}
 	lx.Next()
 	ts := history.Timestamp{}
-	sawP := false
+	sawP, sawL := false, false
 	for first := true; ; first = false {
 		more, err := lx.More('}', first)
 		if err != nil {
@@ -502,12 +516,15 @@ func (d *decoder) timestamp() (history.Timestamp, error) {
 			return ts, err
 		}
 		switch {
+		case isP && sawP, isL && sawL:
+			return ts, fmt.Errorf("repeated %q", name)
 		case isP:
 			if ts.P, err = lx.Int64(); err != nil {
 				return ts, fmt.Errorf("p: %v", err)
 			}
 			sawP = true
 		case isL:
+			sawL = true
 			if c, _ := lx.Peek(); c == 'n' {
 				_, err = lx.Literal()
 			} else {
@@ -563,6 +580,10 @@ func (d *decoder) fastTS() (history.Timestamp, bool) {
 	return history.Timestamp{}, false
 }
 
+// ops decodes a transaction's ops array (idx is the transaction's index,
+// for error fields). The ops are carved from d.arena; an empty array gives
+// nil, whatever the arena's state, so a parallel worker's result does not
+// depend on which chunks it decoded before.
 func (d *decoder) ops(idx int) ([]history.Op, error) {
 	lx := d.lx
 	fld := func(i int, f string) string {
@@ -611,6 +632,7 @@ func (d *decoder) ops(idx int) ([]history.Op, error) {
 		o := history.Op{Value: history.NoValue, Key: -1}
 		kind := -1
 		sawV := false
+		var seenOp uint8 // 't', 'k' and 'v' met so far, one bit each
 		for f2 := true; ; f2 = false {
 			more, err := lx.More('}', f2)
 			if err != nil {
@@ -627,6 +649,19 @@ func (d *decoder) ops(idx int) ([]history.Op, error) {
 			if len(name) == 1 {
 				which = name[0]
 			}
+			var bit uint8
+			switch which {
+			case 't':
+				bit = 1
+			case 'k':
+				bit = 2
+			case 'v':
+				bit = 4
+			}
+			if seenOp&bit != 0 {
+				return nil, d.errf(fld(i, "."+string(which)), "repeated field (an op's fields may each appear once)")
+			}
+			seenOp |= bit
 			switch which {
 			case 't':
 				s, err := lx.String()
@@ -720,6 +755,12 @@ func (d *decoder) ops(idx int) ([]history.Op, error) {
 			}
 		}
 		ops = d.push(ops, o)
+	}
+	if len(ops) == 0 {
+		// nil, whatever state the arena is in: an empty ops array must
+		// decode the same in a fresh parallel worker (no arena yet) as
+		// after other transactions' ops (an empty slice of the arena).
+		return nil, nil
 	}
 	out := ops[:len(ops):len(ops)]
 	d.arena = d.arena[len(ops):]
