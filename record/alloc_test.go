@@ -1,14 +1,11 @@
 package record
 
 import (
-	"os"
-	"path/filepath"
 	"runtime"
 	"testing"
 	"time"
 
 	"github.com/txray/txray/history"
-	"github.com/txray/txray/history/jsonl"
 	"github.com/txray/txray/record/db"
 	"github.com/txray/txray/record/workload"
 )
@@ -44,40 +41,15 @@ const (
 // not in it.
 func TestRecorderAllocationsPerTxn(t *testing.T) {
 	const n, every = 20000, 500
-	dir := t.TempDir()
 	cfg := Config{Duration: 10 * time.Second, StatementTimeout: time.Second}
-	h := history.New()
-	h.Header = history.Header{Format: "jsonl", DB: "postgres", Level: db.ReadCommitted, Workload: "rw-register"}
-	h.Evidence = history.Evidence{Sessions: true, ClientTime: true, OpTime: true, CommitOrder: true}
-	f, err := os.Create(filepath.Join(dir, "history.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	ef, err := os.Create(filepath.Join(dir, "evidence.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ef.Close()
-	r := &recorder{cfg: &cfg, warn: func(s string) { t.Errorf("warning: %s", s) }, h: h, f: f, w: jsonl.NewWriter(f), ef: ef,
-		stream: &fakeStream{}, commits: map[uint32]db.CommitRecord{}}
-	if err := r.w.WriteHeader(h.Header, h.Evidence); err != nil {
-		t.Fatal(err)
-	}
+	r := newFileRecorder(t, &cfg, &fakeStream{}, func(s string) { t.Errorf("warning: %s", s) })
+	r.commits = map[uint32]db.CommitRecord{}
+	h := r.h
 	raws := make([]rawTxn, n)
 	recs := make([]db.CommitRecord, n)
 	sessions := []string{"c0", "c1", "c2", "c3"}
 	for i := range raws {
-		ops := make([]workload.Op, 0, 4)
-		for j := int64(0); j < 4; j++ {
-			k := (int64(i)*7 + j*131) % 1000
-			at := int64(i)*500_000 + j*100_000
-			if j%2 == 0 {
-				ops = append(ops, workload.Op{Kind: history.Read, Key: k, Value: int64(i) - 1, HasValue: i > 0, Invoke: at, Complete: at + 50_000, Done: true})
-			} else {
-				ops = append(ops, workload.Op{Kind: history.Write, Key: k, Value: int64(i)*4 + j, HasValue: true, Invoke: at, Complete: at + 50_000, Done: true})
-			}
-		}
+		ops := rwTxnOps(make([]workload.Op, 0, 4), int64(i), int64(i)*500_000, 100_000, 50_000)
 		xid := uint64(1000 + i)
 		raws[i] = rawTxn{session: sessions[i%4], seq: i / 4, status: history.Committed, inv: int64(i) * 500_000,
 			cmp: int64(i)*500_000 + 450_000, ops: ops, ev: db.TxnEvidence{XID: xid}}

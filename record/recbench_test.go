@@ -47,26 +47,10 @@ func (s *fakeStream) Close(context.Context) error { return nil }
 // (wall time, producers and recorder in parallel); cpu-ns/txn is this
 // process's CPU time per transaction, producers' share included.
 func BenchmarkRecorderPerTxn(b *testing.B) {
-	dir := b.TempDir()
 	cfg := Config{CommitPoll: 100 * time.Millisecond, StatementTimeout: time.Second}
-	h := history.New()
-	h.Header = history.Header{Format: "jsonl", DB: "postgres", Level: db.ReadCommitted, Workload: "rw-register"}
-	h.Evidence = history.Evidence{Sessions: true, ClientTime: true, OpTime: true, CommitOrder: true}
-	f, err := os.Create(filepath.Join(dir, "history.jsonl"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
-	ef, err := os.Create(filepath.Join(dir, "evidence.jsonl"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer ef.Close()
 	stream := &fakeStream{}
-	r := &recorder{cfg: &cfg, warn: func(string) {}, h: h, f: f, w: jsonl.NewWriter(f), ef: ef, stream: stream}
-	if err := r.w.WriteHeader(h.Header, h.Evidence); err != nil {
-		b.Fatal(err)
-	}
+	r := newFileRecorder(b, &cfg, stream, func(string) {})
+	h := r.h
 	const clients = 4
 	q := newTxnQueue(clients)
 	done := make(chan error, 1)
@@ -84,16 +68,7 @@ func BenchmarkRecorderPerTxn(b *testing.B) {
 			ops := make([]workload.Op, 0, 4)
 			for i := 0; i < per; i++ {
 				n := int64(c*per + i)
-				ops = ops[:0]
-				for j := int64(0); j < 4; j++ {
-					k := (n*7 + j*131) % 1000
-					t := n*10 + j*2
-					if j%2 == 0 {
-						ops = append(ops, workload.Op{Kind: history.Read, Key: k, Value: n - 1, HasValue: n > 0, Invoke: t, Complete: t + 1, Done: true})
-					} else {
-						ops = append(ops, workload.Op{Kind: history.Write, Key: k, Value: n*4 + j, HasValue: true, Invoke: t, Complete: t + 1, Done: true})
-					}
-				}
+				ops = rwTxnOps(ops[:0], n, n*10, 2, 1)
 				xid := uint64(1000 + n)
 				raw := rawPool.Get().(*rawTxn)
 				*raw = rawTxn{session: session, seq: i, status: history.Committed, inv: n * 10, cmp: n*10 + 9,
@@ -113,4 +88,46 @@ func BenchmarkRecorderPerTxn(b *testing.B) {
 	if got := len(h.Txns); got != per*clients {
 		b.Fatalf("recorded %d transactions, want %d", got, per*clients)
 	}
+}
+
+// newFileRecorder is a recorder of a PostgreSQL rw-register run under
+// cfg, without a database: it writes history.jsonl and evidence.jsonl in a
+// temporary directory (closed at the end of tb) and takes its commit
+// records from stream.
+func newFileRecorder(tb testing.TB, cfg *Config, stream db.CommitStream, warn func(string)) *recorder {
+	dir := tb.TempDir()
+	h := history.New()
+	h.Header = history.Header{Format: "jsonl", DB: "postgres", Level: db.ReadCommitted, Workload: "rw-register"}
+	h.Evidence = history.Evidence{Sessions: true, ClientTime: true, OpTime: true, CommitOrder: true}
+	f, err := os.Create(filepath.Join(dir, "history.jsonl"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { f.Close() })
+	ef, err := os.Create(filepath.Join(dir, "evidence.jsonl"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { ef.Close() })
+	r := &recorder{cfg: cfg, warn: warn, h: h, f: f, w: jsonl.NewWriter(f), ef: ef, stream: stream}
+	if err := r.w.WriteHeader(h.Header, h.Evidence); err != nil {
+		tb.Fatal(err)
+	}
+	return r
+}
+
+// rwTxnOps appends to dst the 4 ops of rw-register transaction n of the
+// recorder benchmarks (1000 keys; reads of n-1 and writes of n*4+j,
+// alternating), op j invoked at start+j*step and completed dur later.
+func rwTxnOps(dst []workload.Op, n, start, step, dur int64) []workload.Op {
+	for j := int64(0); j < 4; j++ {
+		k := (n*7 + j*131) % 1000
+		t := start + j*step
+		if j%2 == 0 {
+			dst = append(dst, workload.Op{Kind: history.Read, Key: k, Value: n - 1, HasValue: n > 0, Invoke: t, Complete: t + dur, Done: true})
+		} else {
+			dst = append(dst, workload.Op{Kind: history.Write, Key: k, Value: n*4 + j, HasValue: true, Invoke: t, Complete: t + dur, Done: true})
+		}
+	}
+	return dst
 }

@@ -246,27 +246,39 @@ func (p *preader) run(order, work chan<- *pchunk, free <-chan *pchunk, stop <-ch
 		}
 		p.carry = append(p.carry, buf[cut:]...)
 		c.buf = buf[:cut]
-		if len(c.buf) == 0 && !c.raw {
-			return
-		}
-		c.first = p.line
-		c.nl = bytes.Count(c.buf, []byte{'\n'})
-		p.line += c.nl
-		select {
-		case order <- c:
-		case <-stop:
-			p.pending = c
-			return
-		}
-		if c.raw {
-			return
-		}
-		select {
-		case work <- c:
-		case <-stop:
+		if !p.send(c, order, work, stop) {
 			return
 		}
 	}
+}
+
+// send hands chunk c, cut by run or runMapped, to the sequential stage
+// (order) and, unless it is the raw rest of the input, to a worker; it
+// numbers c's lines first. It reports whether the cutter goes on: false
+// after an empty last chunk, the raw rest, or a stop (a chunk the
+// sequential stage did not take is kept in p.pending).
+func (p *preader) send(c *pchunk, order, work chan<- *pchunk, stop <-chan struct{}) bool {
+	if len(c.buf) == 0 && !c.raw {
+		return false
+	}
+	c.first = p.line
+	c.nl = bytes.Count(c.buf, []byte{'\n'})
+	p.line += c.nl
+	select {
+	case order <- c:
+	case <-stop:
+		p.pending = c
+		return false
+	}
+	if c.raw {
+		return false
+	}
+	select {
+	case work <- c:
+	case <-stop:
+		return false
+	}
+	return true
 }
 
 // cutPoint applies the chunk cut rules to buf, which does not reach the
@@ -326,24 +338,7 @@ func (p *preader) runMapped(order, work chan<- *pchunk, free <-chan *pchunk, sto
 		}
 		c.buf = rem[:cut:cut] // read-only: never appended to
 		p.m.Advance(cut)
-		if len(c.buf) == 0 && !c.raw {
-			return
-		}
-		c.first = p.line
-		c.nl = bytes.Count(c.buf, []byte{'\n'})
-		p.line += c.nl
-		select {
-		case order <- c:
-		case <-stop:
-			p.pending = c
-			return
-		}
-		if c.raw {
-			return
-		}
-		select {
-		case work <- c:
-		case <-stop:
+		if !p.send(c, order, work, stop) {
 			return
 		}
 	}
